@@ -1,0 +1,60 @@
+"""The result of one review, and the check conclusion derived from it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from bot.findings import Finding, Severity
+
+
+@dataclass(frozen=True)
+class Suppressed:
+    finding: Finding
+    reason: str
+    # Where the suppression came from: "inline", "config" or "waiver".
+    source: str
+    by: str | None = None
+
+
+@dataclass(frozen=True)
+class FileError:
+    path: str | None
+    message: str
+
+
+@dataclass(frozen=True)
+class Report:
+    findings: tuple[Finding, ...]
+    suppressed: tuple[Suppressed, ...] = ()
+    errors: tuple[FileError, ...] = ()
+    in_scope: bool = True
+    fail_on: Severity | None = Severity.ERROR
+    files_total: int = 0
+    files_in_scope: int = 0
+    rules_run: tuple[str, ...] = ()
+    repo: str | None = None
+    number: int | None = None
+    title: str = ""
+    head_sha: str | None = None
+    # Free-form sections later stages attach (prior failing runs, waivers).
+    sections: tuple[tuple[str, str], ...] = field(default=())
+
+    @property
+    def conclusion(self) -> str:
+        """Check-run conclusion: failure at/above `fail_on`, neutral on warnings, else success."""
+        if not self.in_scope:
+            return "neutral"
+        worst = max((f.severity for f in self.findings), default=None)
+        if worst is None:
+            return "success"
+        if self.fail_on is not None and worst >= self.fail_on:
+            return "failure"
+        if worst >= Severity.WARNING:
+            return "neutral"
+        return "success"
+
+    def count(self, severity: Severity) -> int:
+        return sum(1 for f in self.findings if f.severity == severity)
+
+    def worst(self) -> Severity | None:
+        return max((f.severity for f in self.findings), default=None)

@@ -1,0 +1,129 @@
+"""The frozen, I/O-free description of a pull request that every rule receives."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from functools import cached_property
+
+
+class LineKind(str, Enum):
+    ADDED = "+"
+    REMOVED = "-"
+    CONTEXT = " "
+
+
+@dataclass(frozen=True, slots=True)
+class DiffLine:
+    kind: LineKind
+    text: str
+    old_no: int | None  # line number in the base text (None for added lines)
+    new_no: int | None  # line number in the head text (None for removed lines)
+
+
+@dataclass(frozen=True, slots=True)
+class Hunk:
+    old_start: int
+    old_count: int
+    new_start: int
+    new_count: int
+    section: str  # the text after the second @@, often the enclosing function
+    lines: tuple[DiffLine, ...]
+
+    @property
+    def added(self) -> tuple[DiffLine, ...]:
+        return tuple(line for line in self.lines if line.kind is LineKind.ADDED)
+
+    @property
+    def removed(self) -> tuple[DiffLine, ...]:
+        return tuple(line for line in self.lines if line.kind is LineKind.REMOVED)
+
+
+@dataclass(frozen=True)
+class ChangedFile:
+    path: str
+    status: str = "modified"  # added | removed | modified | renamed | copied | changed
+    previous_path: str | None = None
+    hunks: tuple[Hunk, ...] = ()
+    base_text: str | None = None
+    head_text: str | None = None
+    surface: str | None = None
+    binary: bool = False
+    # Set when the patch of this file could not be read; rules still see the file.
+    patch_error: str | None = None
+    patch_missing: bool = False  # GitHub omits `patch` for very large diffs
+
+    @cached_property
+    def added_lines(self) -> tuple[DiffLine, ...]:
+        return tuple(line for hunk in self.hunks for line in hunk.added)
+
+    @cached_property
+    def removed_lines(self) -> tuple[DiffLine, ...]:
+        return tuple(line for hunk in self.hunks for line in hunk.removed)
+
+    @cached_property
+    def added_line_numbers(self) -> frozenset[int]:
+        return frozenset(line.new_no for line in self.added_lines if line.new_no is not None)
+
+    @cached_property
+    def diff_line_numbers(self) -> frozenset[int]:
+        """Head-side lines GitHub accepts review comments on (added or context)."""
+        return frozenset(
+            line.new_no
+            for hunk in self.hunks
+            for line in hunk.lines
+            if line.new_no is not None
+        )
+
+    @cached_property
+    def head_lines(self) -> tuple[str, ...] | None:
+        return None if self.head_text is None else tuple(self.head_text.splitlines())
+
+    @cached_property
+    def base_lines(self) -> tuple[str, ...] | None:
+        return None if self.base_text is None else tuple(self.base_text.splitlines())
+
+    def head_line(self, number: int) -> str | None:
+        """Text of a head-side line, from the full text or, failing that, the patch."""
+        lines = self.head_lines
+        if lines is not None:
+            return lines[number - 1] if 0 < number <= len(lines) else None
+        for hunk in self.hunks:
+            for line in hunk.lines:
+                if line.new_no == number:
+                    return line.text
+        return None
+
+    def head_window(self, number: int, before: int, after: int) -> list[tuple[int, str]]:
+        """Head-side lines around `number` that are known (full text or patch context)."""
+        known: list[tuple[int, str]] = []
+        for n in range(max(1, number - before), number + after + 1):
+            text = self.head_line(n)
+            if text is not None:
+                known.append((n, text))
+        return known
+
+
+@dataclass(frozen=True)
+class PullRequestSnapshot:
+    files: tuple[ChangedFile, ...]
+    repo: str | None = None
+    number: int | None = None
+    title: str = ""
+    body: str = ""
+    author: str | None = None
+    base_ref: str | None = None
+    base_sha: str | None = None
+    head_ref: str | None = None
+    head_sha: str | None = None
+    labels: tuple[str, ...] = ()
+    # Problems met while building the snapshot (unreadable input, caps hit).
+    notices: tuple[tuple[str | None, str], ...] = field(default=())
+
+    @property
+    def text(self) -> str:
+        """Title and body together, as PR-level rules read them."""
+        return f"{self.title}\n{self.body}"
+
+    def in_scope_files(self) -> tuple[ChangedFile, ...]:
+        return tuple(f for f in self.files if f.surface is not None)

@@ -1,0 +1,97 @@
+"""What every rule is: an id, a default severity, documentation, and a pure `check`."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from bot.config import Config
+from bot.findings import Evidence, Finding, Severity
+from bot.snapshot import ChangedFile, PullRequestSnapshot
+
+
+@dataclass(frozen=True)
+class RuleContext:
+    """Everything a rule may look at. There is deliberately no way to do I/O from here."""
+
+    snapshot: PullRequestSnapshot
+    config: Config
+    rule_id: str
+    options: Mapping[str, Any]
+
+    def files(self, *surfaces: str) -> Iterator[ChangedFile]:
+        """Changed files that still exist at head, optionally limited to some surfaces."""
+        for changed in self.snapshot.files:
+            if changed.status == "removed" or changed.binary or changed.surface is None:
+                continue
+            if surfaces and changed.surface not in surfaces:
+                continue
+            yield changed
+
+    def option(self, name: str) -> Any:
+        return self.options[name]
+
+
+class Rule:
+    """Base class. Subclasses set the class attributes and implement `check`.
+
+    The subclass docstring is the rule's documentation: a one-line summary, then the
+    sections *Why it destabilizes CI*, *Flags* and *Prefer* (rendered by
+    `ci-stability explain`).
+    """
+
+    id: ClassVar[str]
+    severity: ClassVar[Severity]
+    # Rule-specific options and their defaults; the type of a default is the type
+    # the config file must use.
+    options: ClassVar[Mapping[str, Any]] = {}
+
+    def check(self, ctx: RuleContext) -> Iterable[Finding]:
+        raise NotImplementedError
+
+    @classmethod
+    def docs(cls) -> str:
+        return inspect.cleandoc(cls.__doc__ or "")
+
+    @classmethod
+    def summary(cls) -> str:
+        return cls.docs().split("\n", 1)[0].strip()
+
+    @classmethod
+    def doc_section(cls, title: str) -> str:
+        match = re.search(
+            rf"^{re.escape(title)}\s*\n[-=~]*\n?(.*?)(?=^\S[^\n]*\n[-=~]{{3,}}|\Z)",
+            cls.docs(),
+            re.S | re.M,
+        )
+        return match.group(1).strip() if match else ""
+
+    def finding(
+        self,
+        message: str,
+        *,
+        file: ChangedFile | None = None,
+        line: int | None = None,
+        end_line: int | None = None,
+        suggestion: str | None = None,
+        key: str = "",
+        severity: Severity | None = None,
+        evidence: tuple[Evidence, ...] = (),
+        details: tuple[tuple[str, str], ...] = (),
+    ) -> Finding:
+        """Build a finding of this rule (the engine applies severity overrides later)."""
+        return Finding(
+            rule=self.id,
+            severity=severity or self.severity,
+            message=message,
+            path=file.path if file is not None else None,
+            line=line,
+            end_line=end_line,
+            suggestion=suggestion,
+            evidence=evidence,
+            key=key,
+            details=details,
+        )

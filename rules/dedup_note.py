@@ -1,0 +1,18 @@
+"""PLACEHOLDER: being written."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from bot.findings import Finding, Severity
+from rules.base import Rule, RuleContext
+
+
+class DedupNote(Rule):
+    """PLACEHOLDER."""
+
+    id = "dedup-note"
+    severity = Severity.WARNING
+
+    def check(self, ctx: RuleContext) -> Iterable[Finding]:
+        return ()

@@ -1,0 +1,1 @@
+"""Analysis helpers shared by several rules (pure functions over snapshot data)."""

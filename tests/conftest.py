@@ -1,0 +1,39 @@
+"""Shared test helpers: build snapshots the way the real sources do."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.snapshot import PullRequestSnapshot
+from bot.sources.prjson import snapshot_from_pr_data
+
+
+def make_snapshot(
+    files: list[dict[str, Any]],
+    title: str = "",
+    body: str = "",
+    patch_only: bool = False,
+) -> PullRequestSnapshot:
+    """Files as {path, base?, head?, patch?, status?}; `patch_only` drops full texts.
+
+    Dropping the texts (after the patch is derived from them) checks that a rule
+    works from the patch alone, as it must when GitHub omits contents.
+    """
+    from bot.sources.files import synthesize_patch
+
+    entries = []
+    for spec in files:
+        base, head = spec.get("base"), spec.get("head")
+        status = spec.get("status") or (
+            "added" if base is None and head is not None
+            else "removed" if head is None and base is not None
+            else "modified"
+        )
+        patch = spec.get("patch")
+        if patch is None and (base is not None or head is not None):
+            patch = synthesize_patch(base, head)
+        entry: dict[str, Any] = {"filename": spec["path"], "status": status, "patch": patch}
+        if not patch_only:
+            entry["contents"] = {"base": base, "head": head}
+        entries.append(entry)
+    return snapshot_from_pr_data({"title": title, "body": body, "files": entries})
