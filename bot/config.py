@@ -50,7 +50,11 @@ DEFAULT_KNOBS: tuple[str, ...] = (
     "parallelism",
 )
 
-DEFAULT_DEDUP_HEADING = r"(?im)^\s*(?:#{1,6}\s*|\*\*)?\s*(?:duplicate[- ]work|dedup\w*|related (?:prs?|work|issues?)|prior art|existing (?:prs?|work))\b"
+DEFAULT_DEDUP_HEADING = (
+    r"(?im)^\s*(?:#{1,6}\s*|\*\*)?\s*"
+    r"(?:duplicate[- ]work|dedup\w*|related (?:prs?|work|issues?)|prior art"
+    r"|existing (?:prs?|work))\b"
+)
 
 
 class ConfigError(ValueError):
@@ -230,7 +234,9 @@ def parse_config(text: str, specs: RuleOptionSpecs, source: str = CONFIG_PATH) -
     return Config(**values)
 
 
-def _parse_rules(reader: _Reader, node: yaml.Node, specs: RuleOptionSpecs) -> dict[str, RuleSettings]:
+def _parse_rules(
+    reader: _Reader, node: yaml.Node, specs: RuleOptionSpecs
+) -> dict[str, RuleSettings]:
     rules: dict[str, RuleSettings] = {}
     for rule_id, knode, vnode in reader.mapping(node, "rules"):
         where = f"rules.{rule_id}"
@@ -283,7 +289,9 @@ def _parse_options(
     return options
 
 
-def _parse_ignores(reader: _Reader, node: yaml.Node, specs: RuleOptionSpecs) -> tuple[Ignore, ...]:
+def _parse_ignores(
+    reader: _Reader, node: yaml.Node, specs: RuleOptionSpecs
+) -> tuple[Ignore, ...]:
     if not isinstance(node, yaml.SequenceNode):
         raise reader.fail(node, "ignore", "expected a list of {rule, paths, reason}")
     ignores: list[Ignore] = []
@@ -292,7 +300,9 @@ def _parse_ignores(reader: _Reader, node: yaml.Node, specs: RuleOptionSpecs) -> 
         fields = {key: (knode, vnode) for key, knode, vnode in reader.mapping(item, where)}
         for key, (knode, _) in fields.items():
             if key not in ("rule", "paths", "reason"):
-                raise reader.fail(knode, f"{where}.{key}", "unknown key (expected rule, paths, reason)")
+                raise reader.fail(
+                    knode, f"{where}.{key}", "unknown key (expected rule, paths, reason)"
+                )
         for required in ("rule", "reason"):
             if required not in fields:
                 raise reader.fail(item, where, f"`{required}` is required")

@@ -123,9 +123,7 @@ def _split_files(lines: list[str]) -> Iterator[tuple[int, int]]:
     """Yield (start, end) line ranges, one per file section of a multi-file diff."""
     starts: list[int] = []
     for i, line in enumerate(lines):
-        if line.startswith("diff --git "):
-            starts.append(i)
-        elif (
+        if line.startswith("diff --git ") or (
             line.startswith("--- ")
             and i + 1 < len(lines)
             and lines[i + 1].startswith("+++ ")

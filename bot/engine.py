@@ -127,13 +127,14 @@ def review(
     errors = [FileError(path, message) for path, message in snapshot.notices]
     errors += [FileError(f.path, f.patch_error) for f in snapshot.files if f.patch_error]
     in_scope_files = sum(1 for f in snapshot.files if f.surface is not None)
-    meta = dict(
+    base = Report(
+        findings=(), errors=tuple(errors), in_scope=in_scope_files > 0,
         repo=snapshot.repo, number=snapshot.number, title=snapshot.title,
         head_sha=snapshot.head_sha, fail_on=config.fail_on,
         files_total=len(snapshot.files), files_in_scope=in_scope_files,
     )
     if not in_scope_files:
-        return Report(findings=(), errors=tuple(errors), in_scope=False, **meta)  # type: ignore[arg-type]
+        return base
 
     raw: list[Finding] = []
     ran: list[str] = []
@@ -169,10 +170,9 @@ def review(
             kept.append(finding)
     known = {rule.id for rule in rules}
     kept += _with_fingerprints(_suppression_notices(suppressions, used, known), snapshot)
-    return Report(
+    return dataclasses.replace(
+        base,
         findings=tuple(sorted(kept, key=Finding.sort_key)),
         suppressed=tuple(suppressed),
-        errors=tuple(errors),
         rules_run=tuple(ran),
-        **meta,  # type: ignore[arg-type]
     )

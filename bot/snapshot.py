@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from functools import cached_property
 
 
-class LineKind(str, Enum):
+class LineKind(StrEnum):
     ADDED = "+"
     REMOVED = "-"
     CONTEXT = " "

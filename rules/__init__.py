@@ -6,16 +6,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from rules.allocator_scope import AllocatorScope
-from rules.parallel_state_patch import ParallelStatePatch
+from rules.base import Rule
+from rules.block_scalar_comment import BlockScalarComment
 from rules.dedup_note import DedupNote
 from rules.failing_run_link import FailingRunLink
 from rules.knob_rationale import KnobRationale
-from rules.threshold_loosening import ThresholdLoosening
+from rules.parallel_state_patch import ParallelStatePatch
 from rules.runtime_download import RuntimeDownload
-from rules.block_scalar_comment import BlockScalarComment
-from rules.silenced_test import SilencedTest
 from rules.shard_matrix import ShardMatrix
-from rules.base import Rule
+from rules.silenced_test import SilencedTest
+from rules.threshold_loosening import ThresholdLoosening
 
 ALL_RULES: tuple[Rule, ...] = (
     AllocatorScope(),

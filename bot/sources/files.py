@@ -19,7 +19,8 @@ def decode_text(data: bytes) -> tuple[str | None, str | None]:
     try:
         return data.decode("utf-8"), None
     except UnicodeDecodeError as exc:
-        return data.decode("utf-8", "replace"), f"not valid UTF-8 ({exc.reason} at byte {exc.start})"
+        problem = f"not valid UTF-8 ({exc.reason} at byte {exc.start})"
+        return data.decode("utf-8", "replace"), problem
 
 
 def cap_text(text: str | None) -> tuple[str | None, str | None]:

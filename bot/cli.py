@@ -1,0 +1,59 @@
+"""`ci-stability` entry point: dispatches to a subcommand module, imported lazily.
+
+Lazy imports keep `ci-stability review` from paying for the web server, the GitHub
+clients or the log index it does not use.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from collections.abc import Sequence
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    "review": ("bot.cli_review", "review a pull request (patch, git range, PR JSON, GitHub)"),
+    "rules": ("bot.cli_rules", "list the rule registry"),
+    "explain": ("bot.cli_rules", "print a rule's documentation"),
+    "config": ("bot.cli_config", "validate a .github/ci-stability.yml (`config check FILE`)"),
+    "logs": ("bot.evidence.cli", "find the root-cause line of a CI log (`logs extract FILE`)"),
+}
+
+USAGE = "usage: ci-stability <command> [options]\n\ncommands:\n" + "".join(
+    f"  {name:<10} {help_}\n" for name, (_, help_) in COMMANDS.items()
+)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args[0] in ("-h", "--help", "help"):
+        sys.stdout.write(USAGE)
+        return EXIT_OK if args else EXIT_USAGE
+    if args[0] == "--version":
+        import bot
+
+        print(f"ci-stability {bot.__version__}")
+        return EXIT_OK
+    name = args[0]
+    if name not in COMMANDS:
+        sys.stderr.write(f"ci-stability: unknown command {name!r}\n\n{USAGE}")
+        return EXIT_USAGE
+    module = importlib.import_module(COMMANDS[name][0])
+    try:
+        # `explain` shares a module with `rules`, so the command name is passed on.
+        code: int = module.main(args if name == "explain" else args[1:])
+        return code
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+    except Exception as exc:  # the last line of defence: never a traceback for users
+        if os.environ.get("CI_STABILITY_DEBUG"):
+            raise
+        sys.stderr.write(
+            f"ci-stability: internal error: {type(exc).__name__}: {exc}\n"
+            "(set CI_STABILITY_DEBUG=1 for the traceback, and please report it)\n"
+        )
+        return EXIT_INTERNAL

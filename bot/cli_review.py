@@ -1,0 +1,172 @@
+"""`ci-stability review`: build a snapshot from one source, run the engine, render."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from bot.config import CONFIG_PATH, Config, ConfigError, parse_config
+from bot.findings import Severity
+from bot.render import FORMATS
+from bot.report import Report
+from bot.snapshot import PullRequestSnapshot
+from bot.sources import SourceError
+from rules.base import Rule
+
+MAX_BODY_BYTES = 1024 * 1024  # PR bodies on GitHub are capped at 65,536 chars anyway
+
+
+class UsageError(Exception):
+    pass
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ci-stability review",
+        description="Review a pull request's CI-stability surfaces.",
+    )
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--patch", metavar="FILE", help="unified diff file, or - for stdin")
+    source.add_argument("--git", metavar="BASE..HEAD", help="a range in a local checkout")
+    source.add_argument("--pr", metavar="FILE", help="PR JSON (GitHub PR + files shapes)")
+    parser.add_argument("--repo", metavar="DIR", default=".", help="checkout for --git")
+    parser.add_argument("--title", help="PR title (for --patch / --git)")
+    parser.add_argument("--body-file", metavar="FILE", help="PR description (for --patch / --git)")
+    parser.add_argument("--config", metavar="FILE", help=f"config file (default: {CONFIG_PATH} "
+                        "at the base revision with --git)")
+    parser.add_argument("--format", choices=FORMATS, default="text")
+    parser.add_argument("--fail-level", choices=("none", "notice", "warning", "error"),
+                        help="exit 1 when a finding is at or above this level "
+                             "(default: the config's fail_on, error)")
+    parser.add_argument("--rules", metavar="ID[,ID…]", help="run only these rules")
+    parser.add_argument("--output", "-o", metavar="FILE", help="write the output here")
+    return parser
+
+
+def _read(path: str) -> bytes:
+    if path == "-":
+        return sys.stdin.buffer.read()
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read: {exc.strerror}") from None
+
+
+def _body(args: argparse.Namespace) -> str:
+    if not args.body_file:
+        return ""
+    return _read(args.body_file)[:MAX_BODY_BYTES].decode("utf-8", "replace")
+
+
+def _load_config(args: argparse.Namespace) -> Config:
+    from rules import option_specs
+
+    text: str | None = None
+    source = args.config or CONFIG_PATH
+    if args.config:
+        text = _read(args.config).decode("utf-8", "replace")
+    elif args.git:
+        from bot.sources.git import read_file_at, split_range
+
+        base, _ = split_range(args.git, Path(args.repo))
+        text = read_file_at(Path(args.repo), base, CONFIG_PATH)
+    if text is None:
+        return Config()
+    return parse_config(text, option_specs(), source=source)
+
+
+def _snapshot(args: argparse.Namespace, config: Config) -> PullRequestSnapshot:
+    import dataclasses
+
+    if args.patch:
+        from bot.sources.patch import snapshot_from_patch
+
+        snapshot = snapshot_from_patch(_read(args.patch))
+    elif args.git:
+        from bot.sources.git import snapshot_from_git
+        from bot.surfaces import classify, surface_table
+
+        table = surface_table(config.surfaces)
+        snapshot = snapshot_from_git(
+            args.git, Path(args.repo), lambda path: classify(path, table) is not None
+        )
+    else:
+        from bot.sources.prjson import snapshot_from_pr_json
+
+        snapshot = snapshot_from_pr_json(_read(args.pr))
+    return dataclasses.replace(
+        snapshot,
+        title=snapshot.title if args.title is None else args.title,
+        body=_body(args) if args.body_file else snapshot.body,
+    )
+
+
+def _select_rules(spec: str | None) -> tuple[Rule, ...]:
+    from rules import ALL_RULES, RULES_BY_ID
+
+    if not spec:
+        return ALL_RULES
+    wanted = [s.strip() for s in spec.split(",") if s.strip()]
+    unknown = [w for w in wanted if w not in RULES_BY_ID]
+    if unknown:
+        raise UsageError(f"unknown rule id(s): {', '.join(unknown)} "
+                         f"(see `ci-stability rules`)")
+    return tuple(RULES_BY_ID[w] for w in wanted)
+
+
+def render(report: Report, fmt: str) -> str:
+    if fmt == "json":
+        from bot.render import jsonout
+
+        return jsonout.render(report)
+    if fmt == "markdown":
+        from bot.render import markdown
+
+        return markdown.render(report)
+    if fmt == "sarif":
+        from bot.render import sarif
+        from rules import ALL_RULES
+
+        return sarif.render(report, ALL_RULES)
+    if fmt == "github":
+        from bot.render import workflow_commands
+
+        return workflow_commands.render(report)
+    from bot.render import text
+
+    return text.render(report)
+
+
+def exit_code(report: Report, fail_level: str | None, config: Config) -> int:
+    if fail_level is None:
+        threshold = config.fail_on
+    else:
+        threshold = None if fail_level == "none" else Severity.parse(fail_level)
+    worst = report.worst()
+    return 1 if threshold is not None and worst is not None and worst >= threshold else 0
+
+
+def main(argv: Sequence[str]) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return 0 if exc.code == 0 else 2
+    from bot.engine import review
+
+    try:
+        config = _load_config(args)
+        rules = _select_rules(args.rules)
+        snapshot = _snapshot(args, config)
+    except (UsageError, SourceError, ConfigError) as exc:
+        sys.stderr.write(f"ci-stability review: {exc}\n")
+        return 2
+    report = review(snapshot, config, rules)
+    output = render(report, args.format)
+    if args.output:
+        Path(args.output).write_text(output, encoding="utf-8")
+    else:
+        sys.stdout.write(output)
+    return exit_code(report, args.fail_level, config)

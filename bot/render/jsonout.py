@@ -1,0 +1,47 @@
+"""The versioned JSON output (`--format json`)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import bot
+from bot.findings import Finding
+from bot.report import Report
+
+SCHEMA_VERSION = 1
+
+
+def finding_dict(finding: Finding) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "rule": finding.rule,
+        "severity": str(finding.severity),
+        "path": finding.path,
+        "line": finding.line,
+        "end_line": finding.end_line,
+        "message": finding.message,
+        "suggestion": finding.suggestion,
+        "fingerprint": finding.fingerprint,
+    }
+    if finding.evidence:
+        data["evidence"] = [{"title": e.title, "url": e.url} for e in finding.evidence]
+    return data
+
+
+def report_dict(report: Report) -> dict[str, Any]:
+    return {
+        "version": SCHEMA_VERSION,
+        "tool": {"name": "ci-stability-bot", "version": bot.__version__},
+        "in_scope": report.in_scope,
+        "findings": [finding_dict(f) for f in report.findings],
+        "suppressed": [
+            {**finding_dict(s.finding), "reason": s.reason, "source": s.source, "by": s.by}
+            for s in report.suppressed
+        ],
+        "errors": [{"path": e.path, "message": e.message} for e in report.errors],
+        "conclusion": report.conclusion,
+    }
+
+
+def render(report: Report) -> str:
+    return json.dumps(report_dict(report), indent=2, ensure_ascii=False) + "\n"

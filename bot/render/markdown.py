@@ -1,0 +1,94 @@
+"""The PR summary (`--format markdown`; the App's summary comment and check summary)."""
+
+from __future__ import annotations
+
+import bot
+from bot.findings import Finding, Severity
+from bot.render import mdsafe
+from bot.report import Report
+
+SUMMARY_MARKER = "<!-- ci-stability:summary -->"
+COMMENT_LIMIT = 60_000  # GitHub refuses comment bodies over 65,536 characters
+_ICON = {Severity.ERROR: "❌ error", Severity.WARNING: "⚠️ warning", Severity.NOTICE: "ℹ️ notice"}
+
+
+def fingerprint_marker(fingerprint: str) -> str:
+    return f"<!-- ci-stability:fp={fingerprint} -->"
+
+
+def headline(report: Report) -> str:
+    if not report.in_scope:
+        return "No CI-stability surfaces changed"
+    parts = [
+        f"{n} {label}{'s' if n != 1 else ''}"
+        for n, label in (
+            (report.count(Severity.ERROR), "error"),
+            (report.count(Severity.WARNING), "warning"),
+            (report.count(Severity.NOTICE), "notice"),
+        )
+        if n
+    ]
+    return ", ".join(parts) if parts else "no findings"
+
+
+def where(finding: Finding) -> str:
+    if finding.path is None:
+        return "pull request"
+    suffix = f":{finding.line}" if finding.line else ""
+    return mdsafe.code(f"{finding.path}{suffix}")
+
+
+def _row(finding: Finding) -> str:
+    return (
+        f"| {_ICON[finding.severity]} | {mdsafe.code(finding.rule)} | {where(finding)} | "
+        f"{mdsafe.cell(finding.message)} |"
+    )
+
+
+def _footer(report: Report) -> str:
+    sha = f" · head {report.head_sha[:7]}" if report.head_sha else ""
+    return (
+        f"<sub>ci-stability-bot {bot.__version__}{sha} · conclusion: {report.conclusion} · "
+        "comment `/stability help` for commands</sub>"
+    )
+
+
+def render(report: Report, limit: int = COMMENT_LIMIT, marker: bool = True) -> str:
+    """The summary, trimmed to `limit` characters by dropping table rows, never mid-row."""
+    head = [SUMMARY_MARKER] if marker else []
+    head.append(f"### CI stability review: {headline(report)}")
+    tail: list[str] = []
+    if report.suppressed:
+        tail.append(f"<details><summary>Suppressed ({len(report.suppressed)})</summary>\n")
+        for item in report.suppressed:
+            by = f" by {mdsafe.text(item.by)}" if item.by else ""
+            tail.append(
+                f"- {mdsafe.code(item.finding.rule)} at {where(item.finding)} "
+                f"({item.source}{by}): {mdsafe.text(item.reason or '(no reason)')}"
+            )
+        tail.append("\n</details>")
+    if report.errors:
+        tail.append(f"<details><summary>Could not fully read ({len(report.errors)})</summary>\n")
+        tail.extend(
+            f"- {mdsafe.code(e.path or 'input')}: {mdsafe.text(e.message)}" for e in report.errors
+        )
+        tail.append("\n</details>")
+    for title, body in report.sections:
+        tail.append(f"#### {mdsafe.text(title)}\n\n{body}")
+    tail.append(_footer(report))
+
+    rows = [_row(f) for f in report.findings]
+    table_head = ["", "| | Rule | Where | Finding |", "|---|---|---|---|"] if rows else []
+    fixed = len("\n".join(head + table_head + tail)) + 200
+    budget = limit - fixed
+    kept: list[str] = []
+    for row in rows:
+        if budget - len(row) - 1 < 0:
+            break
+        kept.append(row)
+        budget -= len(row) + 1
+    dropped = len(rows) - len(kept)
+    lines = head + table_head + kept
+    if dropped:
+        lines.append(f"\n… and {dropped} more findings, listed in the check run annotations.")
+    return "\n".join([*lines, "", *tail])[:limit]

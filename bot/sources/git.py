@@ -1,0 +1,111 @@
+"""Snapshot from a local git range (`--git BASE..HEAD`): the patch plus full texts."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+from pathlib import Path
+
+from bot.diff import parse_unified_diff
+from bot.snapshot import PullRequestSnapshot
+from bot.sources import SourceError
+from bot.sources.files import MAX_TEXT_BYTES, decode_text, from_patch
+
+
+def _git(repo: Path, *args: str, stdin: bytes | None = None) -> bytes:
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(repo), *args], input=stdin, capture_output=True, check=False
+        )
+    except FileNotFoundError:
+        raise SourceError("git is not installed") from None
+    if done.returncode != 0:
+        message = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise SourceError(f"git {args[0]} failed: {message[-1] if message else 'error'}")
+    return done.stdout
+
+
+def split_range(spec: str, repo: Path) -> tuple[str, str]:
+    """BASE..HEAD → (BASE, HEAD); BASE...HEAD compares against their merge base."""
+    if "..." in spec:
+        left, right = spec.split("...", 1)
+        right = right or "HEAD"
+        base = _git(repo, "merge-base", left, right).decode().strip()
+        return base, right
+    if ".." in spec:
+        left, right = spec.split("..", 1)
+        return left, right or "HEAD"
+    return spec, "HEAD"
+
+
+def read_blobs(repo: Path, specs: Iterable[str]) -> dict[str, bytes | None]:
+    """`rev:path` → contents via one `git cat-file --batch` (one process, not one per file)."""
+    wanted = list(dict.fromkeys(specs))
+    if not wanted:
+        return {}
+    request = "".join(f"{spec}\n" for spec in wanted).encode("utf-8", "surrogateescape")
+    out = _git(repo, "cat-file", "--batch", stdin=request)
+    blobs: dict[str, bytes | None] = {}
+    pos = 0
+    for spec in wanted:
+        end = out.index(b"\n", pos)
+        header = out[pos:end].split()
+        pos = end + 1
+        if len(header) < 3 or header[1] == b"missing":
+            blobs[spec] = None
+            continue
+        size = int(header[2])
+        blobs[spec] = out[pos : pos + size] if header[1] == b"blob" else None
+        pos += size + 1
+    return blobs
+
+
+def _text(blob: bytes | None) -> str | None:
+    if blob is None or len(blob) > MAX_TEXT_BYTES:
+        return None
+    text, _problem = decode_text(blob)
+    return text
+
+
+def snapshot_from_git(
+    spec: str,
+    repo: Path,
+    wants_contents: Callable[[str], bool] = lambda _path: True,
+) -> PullRequestSnapshot:
+    base, head = split_range(spec, repo)
+    raw = _git(repo, "diff", "--no-color", "--no-ext-diff", "-M", base, head, "--")
+    text, _problem = decode_text(raw)
+    patches = parse_unified_diff(text if text is not None else raw.decode("utf-8", "replace"))
+    specs: list[str] = []
+    for patch in patches:
+        if patch.binary or not wants_contents(patch.path):
+            continue
+        if patch.status != "added":
+            specs.append(f"{base}:{patch.previous_path or patch.path}")
+        if patch.status != "removed":
+            specs.append(f"{head}:{patch.path}")
+    blobs = read_blobs(repo, specs)
+    files = []
+    for patch in patches:
+        changed = from_patch(patch)
+        if not patch.binary and wants_contents(patch.path):
+            changed = replace(
+                changed,
+                base_text=_text(blobs.get(f"{base}:{patch.previous_path or patch.path}")),
+                head_text=_text(blobs.get(f"{head}:{patch.path}")),
+            )
+        files.append(changed)
+    message = _git(repo, "log", "-1", "--format=%s%n%n%b", head).decode("utf-8", "replace")
+    title, _, body = message.partition("\n\n")
+    return PullRequestSnapshot(
+        files=tuple(files),
+        title=title.strip(),
+        body=body.strip(),
+        base_sha=_git(repo, "rev-parse", base).decode().strip(),
+        head_sha=_git(repo, "rev-parse", head).decode().strip(),
+    )
+
+
+def read_file_at(repo: Path, rev: str, path: str) -> str | None:
+    return _text(read_blobs(repo, [f"{rev}:{path}"]).get(f"{rev}:{path}"))
