@@ -73,7 +73,7 @@ def test_bad_config_is_a_usage_error_naming_the_line(
     code, _, err = run(["review", "--patch", write(tmp_path, "p.diff", WORKFLOW_PATCH),
                         "--config", cfg], capsys)
     assert code == 2 and "c.yml:2" in err and "Traceback" not in err
-    code, out, err = run(["config", "check", cfg], capsys)
+    code, _, err = run(["config", "check", cfg], capsys)
     assert code == 1 and "c.yml:2: `rules.nope`: unknown rule" in err
 
 
