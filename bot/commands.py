@@ -1,0 +1,113 @@
+"""`/stability …` slash commands: parsing and the replies that need no I/O.
+
+A command must start a line of the comment (quotes and code blocks don't count), so
+text that merely mentions a command, or quotes someone else's, never triggers one.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+PREFIX = "/stability"
+MAX_COMMANDS_PER_COMMENT = 5
+MAX_REASON_CHARS = 500
+WRITE_PERMISSIONS = frozenset({"admin", "maintain", "write"})
+NEEDS_WRITE = frozenset({"ignore", "unignore"})
+SUBCOMMANDS = ("review", "explain", "ignore", "unignore", "runs", "help")
+
+HELP = """\
+**ci-stability-bot commands** (start a comment line with them):
+
+| command | what it does | who |
+|---|---|---|
+| `/stability review` | re-run the review on the current head | anyone |
+| `/stability explain <rule>` | show a rule's documentation | anyone |
+| `/stability runs` | list prior failing CI runs related to this PR's files | anyone |
+| `/stability ignore <rule> [path] -- <reason>` | waive a rule on this PR (who/why/when kept) | write |
+| `/stability unignore <rule>` | remove that waiver | write |
+| `/stability help` | this message | anyone |
+"""
+
+_LINE_RE = re.compile(rf"^{re.escape(PREFIX)}(?:\s+(.*))?$")
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str
+    rule: str | None = None
+    path: str | None = None
+    reason: str | None = None
+    error: str | None = None  # set when the command was recognised but malformed
+    raw: str = ""
+
+    @property
+    def needs_write(self) -> bool:
+        return self.name in NEEDS_WRITE
+
+
+def _command_lines(body: str) -> Iterator[str]:
+    fenced = False
+    for line in body.splitlines():
+        stripped = line.strip()
+        if stripped.startswith(("```", "~~~")):
+            fenced = not fenced
+            continue
+        if fenced or not line.startswith(PREFIX):
+            continue
+        yield line.rstrip()
+
+
+def _parse_line(line: str, known_rules: Mapping[str, object]) -> Command | None:
+    match = _LINE_RE.match(line)
+    if match is None:
+        return None  # e.g. "/stabilityfoo"
+    rest = (match.group(1) or "").strip()
+    words, _, reason = rest.partition(" -- ")
+    if rest.endswith(" --"):
+        words, reason = rest[:-3], ""
+    try:
+        parts = shlex.split(words)
+    except ValueError:
+        parts = words.split()
+    if not parts:
+        return Command("help", raw=line)
+    name, args = parts[0].lower(), parts[1:]
+    if name not in SUBCOMMANDS:
+        return Command(name, error=f"unknown command `{name[:40]}`", raw=line)
+    if name in ("review", "runs", "help"):
+        return Command(name, raw=line)
+    if not args:
+        return Command(name, error=f"`{PREFIX} {name}` needs a rule id", raw=line)
+    rule = args[0]
+    if rule not in known_rules:
+        return Command(name, rule=rule, error=f"unknown rule `{rule[:60]}`", raw=line)
+    if name in ("explain", "unignore"):
+        return Command(name, rule=rule, raw=line)
+    reason = reason.strip()
+    if not reason:
+        return Command(name, rule=rule, raw=line, error=(
+            f"a reason is required: `{PREFIX} ignore {rule} [path] -- why this is acceptable`"
+        ))
+    path = args[1] if len(args) > 1 else None
+    return Command(name, rule=rule, path=path, reason=reason[:MAX_REASON_CHARS], raw=line)
+
+
+def parse_commands(body: str, known_rules: Mapping[str, object]) -> list[Command]:
+    commands: list[Command] = []
+    for line in _command_lines(body or ""):
+        command = _parse_line(line, known_rules)
+        if command is not None:
+            commands.append(command)
+        if len(commands) >= MAX_COMMANDS_PER_COMMENT:
+            break
+    return commands
+
+
+def refusal_for_permission(user: str, permission: str, command: Command) -> str:
+    return (
+        f"Sorry @{user}, `{PREFIX} {command.name}` needs write, maintain or admin access to "
+        f"this repository; your permission is `{permission}`. A maintainer can run it instead."
+    )
