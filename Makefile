@@ -11,11 +11,17 @@ $(BIN)/.installed: pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@
 
+# Reviews every bundled example PR and prints what the bot would say.
 demo: $(BIN)/.installed
-	$(BIN)/python scripts/demo.py
+	@for pr in examples/*.json; do \
+	  [ "$$(basename $$pr)" = expected.json ] && continue; \
+	  echo "== $$pr"; \
+	  $(BIN)/ci-stability review --pr $$pr --fail-level none || exit 1; \
+	  echo; \
+	done
 
 lint: $(BIN)/.installed
-	$(BIN)/ruff check bot rules tests bench scripts
+	$(BIN)/ruff check bot rules tests bench
 	$(BIN)/mypy
 
 test: lint

@@ -69,22 +69,24 @@ def parse_hunks(lines: list[str], start: int = 0) -> tuple[list[Hunk], int, str 
         old_no, new_no = old_start, new_start
         old_left, new_left = old_count, new_count
         body: list[DiffLine] = []
+        append = body.append
+        added, removed, context = LineKind.ADDED, LineKind.REMOVED, LineKind.CONTEXT
         i += 1
         while i < n and (old_left > 0 or new_left > 0):
             line = lines[i]
             tag = line[:1]
             if tag == "+" and new_left > 0:
-                body.append(DiffLine(LineKind.ADDED, line[1:], None, new_no))
+                append(DiffLine(added, line[1:], None, new_no))
                 new_no += 1
                 new_left -= 1
             elif tag == "-" and old_left > 0:
-                body.append(DiffLine(LineKind.REMOVED, line[1:], old_no, None))
+                append(DiffLine(removed, line[1:], old_no, None))
                 old_no += 1
                 old_left -= 1
             elif (tag == " " or line == "") and old_left > 0 and new_left > 0:
                 # An empty line is a context line whose leading space was trimmed
                 # by an editor or a copy from a web page.
-                body.append(DiffLine(LineKind.CONTEXT, line[1:], old_no, new_no))
+                append(DiffLine(context, line[1:], old_no, new_no))
                 old_no += 1
                 new_no += 1
                 old_left -= 1

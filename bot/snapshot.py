@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cached_property
+from typing import NamedTuple
 
 
 class LineKind(StrEnum):
@@ -13,8 +14,9 @@ class LineKind(StrEnum):
     CONTEXT = " "
 
 
-@dataclass(frozen=True, slots=True)
-class DiffLine:
+class DiffLine(NamedTuple):
+    # A NamedTuple rather than a dataclass: parsing builds one per diff line, and
+    # tuple construction is several times cheaper on 200,000-line patches.
     kind: LineKind
     text: str
     old_no: int | None  # line number in the base text (None for added lines)
