@@ -70,12 +70,7 @@ class ChangedFile:
     @cached_property
     def diff_line_numbers(self) -> frozenset[int]:
         """Head-side lines GitHub accepts review comments on (added or context)."""
-        return frozenset(
-            line.new_no
-            for hunk in self.hunks
-            for line in hunk.lines
-            if line.new_no is not None
-        )
+        return frozenset(self.patch_head_lines)
 
     @cached_property
     def head_lines(self) -> tuple[str, ...] | None:
@@ -85,16 +80,22 @@ class ChangedFile:
     def base_lines(self) -> tuple[str, ...] | None:
         return None if self.base_text is None else tuple(self.base_text.splitlines())
 
+    @cached_property
+    def patch_head_lines(self) -> dict[int, str]:
+        """Head-side lines the patch shows (added and context), by line number."""
+        return {
+            line.new_no: line.text
+            for hunk in self.hunks
+            for line in hunk.lines
+            if line.new_no is not None
+        }
+
     def head_line(self, number: int) -> str | None:
         """Text of a head-side line, from the full text or, failing that, the patch."""
         lines = self.head_lines
         if lines is not None:
             return lines[number - 1] if 0 < number <= len(lines) else None
-        for hunk in self.hunks:
-            for line in hunk.lines:
-                if line.new_no == number:
-                    return line.text
-        return None
+        return self.patch_head_lines.get(number)
 
     def head_window(self, number: int, before: int, after: int) -> list[tuple[int, str]]:
         """Head-side lines around `number` that are known (full text or patch context)."""
