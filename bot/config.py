@@ -50,10 +50,13 @@ DEFAULT_KNOBS: tuple[str, ...] = (
     "parallelism",
 )
 
+# Headings that mark a duplicate-work check. Bounded repetitions only: PR bodies are
+# attacker-controlled, and `\s*` runs against long whitespace backtrack badly.
 DEFAULT_DEDUP_HEADING = (
-    r"(?im)^\s*(?:#{1,6}\s*|\*\*)?\s*"
-    r"(?:duplicate[- ]work|dedup\w*|related (?:prs?|work|issues?)|prior art"
-    r"|existing (?:prs?|work))\b"
+    r"(?im)^[ \t]{0,3}(?:#{1,6}|\*\*)?[ \t]{0,3}"
+    r"(?:duplicate[- ]?(?:work|check|search|prs?|issues?)|duplicates\b|dedup\w*"
+    r"|not a duplicate|related (?:prs?|work|issues?|pull requests?)|similar prs?"
+    r"|overlapping (?:prs?|work)|prior (?:art|work|prs?)|existing (?:prs?|work|issues?))"
 )
 
 

@@ -62,12 +62,12 @@ def test_never_raises_and_only_flags_added_lines(
 
 @given(st.text(max_size=120))
 def test_any_value_validates_without_raising(value: str) -> None:
-    from rules.allocator_scope import _OPTIONS, _check_value
+    from rules.support.allocconf import OPTIONS, check_value
 
-    problems, fixed = _check_value(value, dict(_OPTIONS))
+    problems, fixed = check_value(value, dict(OPTIONS))
     if fixed is not None:
         assert problems
-        assert _check_value(fixed, dict(_OPTIONS))[0] == []
+        assert check_value(fixed, dict(OPTIONS))[0] == []
 
 
 def test_hostile_lines_stay_fast() -> None:
