@@ -1,18 +1,90 @@
-"""PLACEHOLDER: being written."""
+"""dedup-note: a CI fix must say which other PRs and issues it checked for the same failure."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
+from pathlib import PurePosixPath
 
 from bot.findings import Finding, Severity
 from rules.base import Rule, RuleContext
+from rules.support.prtext import ci_fix_phrase, dedup_evidence
+
+_TEMPLATE_HEADING = "### Duplicate-work check"
+# Files whose names are what people search for: eval configs, tests, CPU tests.
+_NAMED_SURFACES = ("eval-config", "cpu-test", "test")
+
+
+def _search_terms(ctx: RuleContext) -> list[str]:
+    terms: list[str] = []
+    for changed in ctx.files(*_NAMED_SURFACES):
+        stem = PurePosixPath(changed.path).stem
+        if stem and stem not in terms and stem not in ("conftest", "__init__"):
+            terms.append(stem)
+    return terms[:3]
+
+
+def _heading_for(pattern: str) -> str | None:
+    try:
+        return _TEMPLATE_HEADING if re.search(pattern, _TEMPLATE_HEADING) else None
+    except re.error:
+        return None
 
 
 class DedupNote(Rule):
-    """PLACEHOLDER."""
+    """A CI-fix PR whose description does not show a search for duplicate work.
+
+    Why it destabilizes CI
+    ----------------------
+    A red or flaky job attracts several fixes at once: one person raises a timeout,
+    another skips the test, a third changes the allocator, and the fixes land on top of
+    each other or undo each other. vLLM #51015 ("[CI] Stabilize GLM-5.2 PCP evaluation")
+    shows the habit that prevents this: its description lists #50791, #49196 and #34553
+    and says in one line each why none of them is the same OOM, so the reviewer approved
+    without re-doing that search. Naming only the PR that caused the breakage
+    ("regressed by #49294") is root-cause analysis, not a duplicate check.
+
+    Flags
+    -----
+    A PR that fixes, stabilizes, unblocks or retunes CI (same trigger as
+    `failing-run-link`; routine maintenance such as action bumps, new coverage or
+    logging is exempt) whose description has none of: a section whose heading matches
+    `dedup_heading` in `.github/ci-stability.yml`, a tracking issue (`Closes #…`,
+    `Fixes #…`, an issue URL), or a reference to another PR/issue with a verdict:
+
+        [CI] Stabilize GLM-5.2 PCP evaluation
+
+        The TP1/PCP4 eval OOMs since #49294; this enables expandable segments.
+
+    Prefer
+    ------
+    A short section listing what was searched and a one-line verdict per hit:
+
+        ### Duplicate-work check
+        Searched open/merged PRs and issues for `GLM-5.2`, `PCP`, `getWorkspaceInfo`:
+        - #50791 — DCP sparse-MLA workspace; different workspace, not a duplicate.
+        - #34553 — indexer OOM while serving, not the start-up MoE workspace OOM.
+    """
 
     id = "dedup-note"
     severity = Severity.WARNING
 
     def check(self, ctx: RuleContext) -> Iterable[Finding]:
-        return ()
+        snapshot = ctx.snapshot
+        phrase = ci_fix_phrase(snapshot.title, snapshot.body, snapshot.labels)
+        if phrase is None or dedup_evidence(snapshot.body, ctx.config.dedup_heading):
+            return
+        terms = ", ".join(f"`{t}`" for t in _search_terms(ctx)) or "the failing job/test"
+        heading = _heading_for(ctx.config.dedup_heading)
+        section = heading or f"a section whose heading matches `{ctx.config.dedup_heading}`"
+        yield self.finding(
+            f"This PR reads as a CI fix (\"{phrase}\") but its description has no "
+            "duplicate-work check, so reviewers cannot tell whether another open or merged "
+            "PR or issue already addresses this failure. Add, for example:\n\n"
+            f"{section}\n"
+            f"Searched open/merged PRs and issues for {terms}:\n"
+            "- #<number> — <one-line verdict: different root cause / same failure, "
+            "superseded / not a duplicate>\n\n"
+            "or link the tracking issue with `Closes #<issue>`.",
+            key="dedup-note:missing-duplicate-work-check",
+        )

@@ -1,4 +1,4 @@
-"""PLACEHOLDER: being written."""
+"""failing-run-link: a CI fix must point at the failure it fixes."""
 
 from __future__ import annotations
 
@@ -6,13 +6,62 @@ from collections.abc import Iterable
 
 from bot.findings import Finding, Severity
 from rules.base import Rule, RuleContext
+from rules.support.prtext import ci_fix_phrase, failure_evidence, stress_statistics
 
 
 class FailingRunLink(Rule):
-    """PLACEHOLDER."""
+    """A CI-fix PR that gives no evidence of the failing run.
+
+    Why it destabilizes CI
+    ----------------------
+    CI failures lie about their cause: in vLLM #51015 the pytest layer reported a
+    20-minute server-start timeout, while the worker log of Buildkite #81913 showed the
+    real crash, `CUDA out of memory. Tried to allocate 24.43 GiB` in FlashInfer's MoE
+    workspace. A reviewer can only judge a fix against the failure it claims to fix; a
+    PR that says "fix flaky eval" without the run lets a timeout bump or a retry hide
+    an OOM, and nobody can later tell whether the fix worked. "Passed 50/50 locally"
+    shows the fix holds on one machine, not what failed in CI.
+
+    Flags
+    -----
+    A PR that says it fixes, stabilizes or unblocks CI or a flaky, failing, OOM-ing or
+    timing-out job or test (`[CI]` title tags, flaky, stabilize, fix … CI, OOM,
+    timeout) whose description has no CI run or job URL (Buildkite, GitHub Actions,
+    CircleCI, Jenkins, GitLab, HUD), no run id and no pasted error/log excerpt:
+
+        [CI] Fix flaky GLM-5.2 PCP eval
+
+        Bumps the server start timeout. Passed 50/50 locally.
+
+    Prefer
+    ------
+    Link the failing run and quote the root-cause line from its log:
+
+        Fails in https://buildkite.com/vllm/ci/builds/81913 (profile run):
+
+        ```
+        torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 24.43 GiB.
+        ```
+    """
 
     id = "failing-run-link"
     severity = Severity.WARNING
 
     def check(self, ctx: RuleContext) -> Iterable[Finding]:
-        return ()
+        snapshot = ctx.snapshot
+        phrase = ci_fix_phrase(snapshot.title, snapshot.body, snapshot.labels)
+        if phrase is None or failure_evidence(snapshot.body):
+            return
+        message = (
+            f"This PR reads as a CI fix (\"{phrase}\") but links no failing run: add the "
+            "Buildkite build or GitHub Actions run/job URL (or its run id) and paste the "
+            "root-cause lines of its log, so reviewers can check that the change fixes "
+            "the actual failure."
+        )
+        stats = stress_statistics(snapshot.body)
+        if stats:
+            message += (
+                f" Stress results (\"{stats}\") show the fix holds locally, not what "
+                "failed in CI."
+            )
+        yield self.finding(message, key="failing-run-link:missing-failing-run")

@@ -1,18 +1,520 @@
-"""PLACEHOLDER: being written."""
+"""silenced-test: a test or job made to stop failing instead of being fixed."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import dataclasses
+import re
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from itertools import islice
+from typing import Any, ClassVar
 
 from bot.findings import Finding, Severity
+from bot.snapshot import ChangedFile
 from rules.base import Rule, RuleContext
+from rules.support.prtext import DescriptionLinks, issue_link
+
+_MAX_LINE = 4000
+_SCAN = 300  # lines a structure lookup walks back before giving up
+_NOT_RUN = "so the test no longer runs in CI"
+_RERUN = "so failures are retried until they pass and the flakiness stays hidden"
+_UNSEEN = "fail without failing the {} and the failure goes unnoticed instead of being fixed"
+# Cheap substring tests that let almost every line skip the regexes (200k-line PRs).
+_YAML_HINTS = ("skip", "xfail", "flaky", "retry", "disabled", "expectedfailure", "exclu",
+               "quarant", "blocklist", "denylist", "blacklist", "ignore", "known_fail",
+               "continue", "if:", "soft_fail", "automatic")
+_ARG_HINTS = ("--ignore", "--deselect", "-k", "--reruns")
+_SKIP_HINTS = ("skip", "exclu", "disable", "quarant", "blocklist", "denylist", "blacklist",
+               "xfail", "flaky", "ignore", "known_fail")
+
+_MARKER_RE = re.compile(
+    r"@?pytest\.mark\.(?:skip|skipif|xfail|flaky)\b|@?unittest\.(?:skip\w*|expectedFailure)\b"
+    r"|^\s*@(?:[\w.]+\.)?(?:skip\w*|xfail\w*|expected_?[Ff]ailure\w*|flaky\w*|retry\w*)\b"
+    r"|\bpytest\.(?:skip|xfail)\s*\(|\bskipTest\s*\(|\braise\s+(?:unittest\.)?SkipTest\b"
+    r"|(?<![\w.])retry\s*\(|\bdisabled\s*=\s*(?!None\b|False\b)\S"
+)
+_DEF_RE = re.compile(r"^\s*(?:async\s+)?def\s+(\w+)|^\s*class\s+(\w+)")
+_REGISTER_RE = re.compile(r"\bregister_\w+_ci\b")
+# Words that make a skip on a brand-new test a silenced failure, not a capability gate.
+_SILENCE_REASON_RE = re.compile(
+    r"flak\w*|\bfail\w*|broken|\bbreak\w*|\bhang\w*|time[ds]? ?out|\boom\b|out of memory|"
+    r"crash\w*|segfault|todo|fixme|temporar\w*|investigat\w*|unstable|intermittent\w*|"
+    r"nondetermin\w*|known issue|not working|does(?: not|n't) work|\bbug\b",
+    re.I,
+)
+_COMMENTED_TEST_RE = re.compile(
+    r"^\s*#\s*(?:(?:async\s+)?def\s+(test\w*)|class\s+(Test\w*)|(pytest\.param)\(|"
+    r"@(pytest\.mark\.parametrize)\()"
+)
+_TEST_CODE_RE = re.compile(
+    r"^(?:(?:async\s+)?def\s+test|class\s+Test|pytest\.param\(|@pytest\.mark\.parametrize|"
+    r"assert\b|self\.assert\w*\(|(?:torch|np|numpy)\.testing\.assert\w*\(|register_\w+_ci\(|"
+    r"TestFile\()"
+)
+_ENTRY_RE = re.compile(r"^(?:pytest\.param\(|[(\"'\[{])")
+_YAML_TEST_LINE_RE = re.compile(
+    r"pytest|unittest|test_\w|run_suite|run[-_]tests?|^-?\s*label:|^-\s*name:", re.I
+)
+_LIST_FILE_RE = re.compile(r"(?:models|tests|suites?|configs?)[\w.-]*\.txt$", re.I)
+_CAMEL_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_SKIP_TOKENS = frozenset({"skip", "skips", "skipped", "skiplist", "exclude", "excludes",
+                          "excluded", "disabled", "quarantine", "quarantined", "blocklist",
+                          "denylist", "blacklist", "xfail", "xfails", "flaky"})
+_PY_OPENER_RE = re.compile(
+    r"^\s*(?:(?P<name>[A-Za-z_][\w.]*)\s*(?::[^=\n]*)?\+?=|[\"'](?P<key>[^\"'\n]+)[\"']\s*:)"
+    r"\s*(?:[\w.]+\()?[\[({]\s*(?:#.*)?$"
+)
+_BARE_OPENER_RE = re.compile(r"^\s*(?:[\"'][^\"'\n]*[\"']\s*,\s*)?[\[({]\s*$")
+_PY_ASSIGN_RE = re.compile(r"^\s*(?P<name>[A-Za-z_][\w.]*)\s*(?::[^=\n]*)?\+?=\s*(?P<rest>.*)$")
+_OPENS_RE = re.compile(r"(?:[\w.]+\()?[\[({]")
+_PY_GROW_RE = re.compile(r"\b(?P<name>[A-Za-z_]\w*)\.(?:append|add|extend|insert|update)\(")
+_STRING_RE = re.compile(r"\"([^\"\n]{1,300})\"|'([^'\n]{1,300})'")
+_YAML_KEY_RE = re.compile(r"^\s*(?P<dash>-\s+)?(?P<key>[\w./-]+)\s*:(?:\s+(?P<val>.*))?$")
+_YAML_ITEM_RE = re.compile(r"^\s*-\s+(.*)$")
+_FALSE_RE = re.compile(r"^(?:\$\{\{\s*)?[\"']?(?:false|no|off|null|~)?[\"']?(?:\s*\}\})?$", re.I)
+_TRUE_RE = re.compile(r"^(?:\$\{\{\s*)?[\"']?(?:true|yes|on)[\"']?(?:\s*\}\})?$", re.I)
+_IF_FALSE_RE = re.compile(r"^(?:\$\{\{\s*)?[\"']?false[\"']?\s*(?:\}\}|&&|$)", re.I)
+_IGNORE_ARG_RE = re.compile(
+    r"(?P<flag>--ignore(?:-glob)?|--deselect)(?:=|\s+)(?P<v>[^\s\"',;)\]\\]+)"
+)
+_TOKEN_RE = re.compile(r"[^\s\"',;()\[\]=\\]+")
+_COMMENT_RE = re.compile(r"(?:^|\s)#")
+_K_ARG_RE = re.compile(r"-k(?:=|\s+|[\"']\s*,\s*)[\"'](?P<expr>[^\"'\n]{1,2000})[\"']")
+_NOT_TERM_RE = re.compile(r"\bnot\s+([\w\[\]./:-]+)")
+_RERUNS_RE = re.compile(r"--reruns(?:=|\s+)(\d+)")
+_OWNER_RE = re.compile(r"^\s*(?:-\s+)?(?:label|name):\s*[\"']?([^\"'#\n]+)")
+_GENERIC_KEYS = frozenset({"steps", "jobs", "with", "env", "retry", "automatic", "matrix",
+                           "strategy", "plugins", "agents", "soft_fail", "commands"})
+
+
+@dataclass(frozen=True)
+class _Hit:
+    line: int
+    what: str  # what was silenced, quoted in the message
+    why: str  # what it does to CI
+    subject: str = ""  # test/step name that a description may mention
+    end: int = 0  # last line of the statement (issue links may sit there too)
+    verb: str = "added"
+    where: str = ""  # " on `test_x`", " to skip list `SKIPS`"
+
+
+def _indent(text: str) -> int:
+    return len(text) - len(text.lstrip())
+
+
+def _uncomment(text: str) -> str:
+    return _COMMENT_RE.split(text, maxsplit=1)[0].strip()
+
+
+class _View:
+    """The head-side lines of one file that we know (full text or patch), with diff facts."""
+
+    def __init__(self, changed: ChangedFile) -> None:
+        self.changed = changed
+        self.full = changed.head_lines
+        self.patch = {ln.new_no: ln.text for h in changed.hunks for ln in h.lines
+                      if ln.new_no is not None} if self.full is None else {}
+        self.added = changed.added_line_numbers
+        # Per added line: its hunk's removed lines, as a set and indexed by 8-char prefix.
+        self.removed: dict[int, tuple[frozenset[str], dict[str, list[str]]]] = {}
+        for hunk in changed.hunks:
+            lines = [ln.text.strip() for ln in hunk.removed]
+            index: dict[str, list[str]] = {}
+            for old in lines:
+                index.setdefault(old[:8], []).append(old)
+            facts = (frozenset(lines), index)
+            for ln in hunk.added:
+                if ln.new_no is not None:
+                    self.removed[ln.new_no] = facts
+        self.moved = Counter(ln.text.strip() for ln in changed.removed_lines)
+        known = "\n".join(self.full if self.full is not None else self.patch.values())
+        lowered = known.lower()
+        # Which hints occur at all: most files have none, so most lines skip every regex.
+        self.hints = tuple(h for h in _YAML_HINTS if h in lowered)
+        self.skippy = any(h in lowered for h in _SKIP_HINTS)
+        self.args = any(h in known for h in _ARG_HINTS)
+        self._parents: dict[int, tuple[str, int] | None] = {}
+        self._runs: Counter[str] | None = None
+
+    def get(self, n: int) -> str | None:
+        if self.full is not None:
+            return self.full[n - 1][:_MAX_LINE] if 0 < n <= len(self.full) else None
+        text = self.patch.get(n)
+        return None if text is None else text[:_MAX_LINE]
+
+    def was_removed(self, n: int, text: str) -> bool:
+        return text in self.removed.get(n, (frozenset(), {}))[0]
+
+    def counterpart(self, n: int, text: str) -> str:
+        """The removed line this added line replaces (longest shared prefix, ≥ 8 chars)."""
+        best, size, new = "", 7, text.strip()
+        for old in self.removed.get(n, (frozenset(), {}))[1].get(new[:8], [])[:50]:
+            common = next((i for i, (a, b) in enumerate(zip(new, old, strict=False)) if a != b),
+                          min(len(new), len(old)))
+            if common > size:
+                best, size = old, common
+        return best
+
+    def runs(self, target: str) -> int:
+        """How often `target` appears in this file other than as an --ignore/--deselect value."""
+        if self._runs is None:
+            text = "\n".join(self.full if self.full is not None else self.patch.values())
+            self._runs = Counter(_TOKEN_RE.findall(text))
+            self._runs.subtract(m.group("v") for m in _IGNORE_ARG_RE.finditer(text))
+        return self._runs[target]
+
+    def back(self, n: int) -> Iterator[tuple[int, str]]:
+        """Non-blank, non-comment lines above n, stopping at the first unknown line."""
+        for m in range(n - 1, max(0, n - _SCAN), -1):
+            text = self.get(m)
+            if text is None:
+                return
+            if text.strip() and not text.lstrip().startswith("#"):
+                yield m, text
+
+    def parent(self, n: int, yaml: bool) -> tuple[str, int] | None:
+        """The container (YAML key or Python list name) of line n, memoized for siblings."""
+        if n in self._parents:
+            return self._parents[n]
+        text = self.get(n) or ""
+        ind, item = _indent(text), text.lstrip().startswith("- ")
+        found: tuple[str, int] | None = None
+        for m, other in self.back(n):
+            o_ind, other_item = _indent(other), other.lstrip().startswith("- ")
+            if o_ind == ind and item == other_item and m in self._parents:
+                found = self._parents[m]
+                break
+            if o_ind > ind or (o_ind == ind and (not (yaml and item) or other_item)):
+                continue
+            if _BARE_OPENER_RE.match(other):
+                ind = o_ind  # `[` on its own line, or `"model", [`: keep climbing
+                continue
+            if yaml:
+                key = _YAML_KEY_RE.match(other)
+                if key and not _uncomment(key.group("val") or ""):
+                    found = (key.group("key"), m)
+            elif "parametrize(" in other:
+                found = ("parametrize", m)
+            elif match := _PY_OPENER_RE.match(other):
+                found = (match.group("name") or match.group("key") or "", m)
+            break
+        self._parents[n] = found
+        return found
+
+    def owner(self, n: int) -> tuple[str, int] | None:
+        """The Buildkite step label, GitHub step name or job id a YAML line belongs to."""
+        text = self.get(n) or ""
+        level = _indent(text) + (2 if text.lstrip().startswith("- ") else 0)
+        for m, other in self.back(n):
+            o_ind, is_item = _indent(other), other.lstrip().startswith("- ")
+            label = _OWNER_RE.match(other)
+            if (o_ind + 2 if is_item else o_ind) <= level and label:
+                return label.group(1).strip(), m
+            if o_ind < level:
+                key = _YAML_KEY_RE.match(other)
+                if key and not is_item and not _uncomment(key.group("val") or "") and \
+                        key.group("key") not in _GENERIC_KEYS and o_ind > 0:
+                    return key.group("key"), m
+                level = o_ind
+        return None
+
+
+def _skip_name(name: str) -> bool:
+    """`SKIPPED_MODELS`, `disabled_tests`, `collect_ignore`, `skipTests`, `exclude`..."""
+    base = _CAMEL_RE.sub("_", name.rsplit(".", 1)[-1]).lower().replace("-", "_")
+    tokens = set(base.split("_"))
+    return bool(tokens & _SKIP_TOKENS) or base.startswith(("collect_ignore", "known_fail")) or (
+        bool(tokens & {"test", "tests"}) and bool(tokens & {"ignore", "ignored", "disable"}))
+
+
+def _strings(text: str) -> list[str]:
+    return [a or b for a, b in _STRING_RE.findall(text)]
+
+
+def _python_hits(view: _View, n: int, text: str, stripped: str) -> Iterator[_Hit]:
+    lowered = text.lower() if view.hints else ""
+    if any(hint in lowered for hint in view.hints):
+        if marker := _MARKER_RE.search(text):
+            found = marker.group(0).strip()
+            kind = found.rstrip("(= ").split("=")[0].strip()
+            yield from _marker_hit(view, n, text, kind + ("()" if found.endswith("(") else ""))
+        grow = _PY_GROW_RE.search(text)
+        if grow and _skip_name(grow.group("name")):
+            entries = ", ".join(_strings(text)[:3]) or stripped[:60]
+            yield _Hit(n, f"`{entries}`", _NOT_RUN, entries,
+                       where=f" to skip list `{grow.group('name')}`")
+        assign = _PY_ASSIGN_RE.match(text)
+        if assign and _skip_name(assign.group("name")) and _OPENS_RE.match(assign.group("rest")):
+            old = set(_strings(view.counterpart(n, text)))
+            new = [s for s in _strings(assign.group("rest")) if s not in old]
+            if new:
+                yield _Hit(n, f"`{', '.join(new[:3])}`", _NOT_RUN, new[0],
+                           where=f" to skip list `{assign.group('name')}`")
+            return
+    if view.skippy and _ENTRY_RE.match(stripped) and (parent := view.parent(n, yaml=False)) \
+            and _skip_name(parent[0]):
+        entry = (_strings(stripped) or [stripped[:60]])[0]
+        yield _Hit(n, f"`{entry}`", _NOT_RUN, entry, where=f" to skip list `{parent[0]}`")
+
+
+def _marker_hit(view: _View, n: int, text: str, kind: str) -> Iterator[_Hit]:
+    stripped = text.strip()
+    if kind.rstrip("()") in view.counterpart(n, text):
+        return  # an existing marker reworded, not a new silencing
+    target: tuple[str, int] | None = None  # (name, line) of what the marker silences
+    where = ""
+    if kind == "disabled":
+        call = next((c for t in [text, *(t for _, t in islice(view.back(n), 6))]
+                     if (c := _REGISTER_RE.search(t))), None)
+        if call is None:
+            return
+        kind = f"{call.group(0)}(disabled=…)"
+        target = (view.changed.path.rsplit("/", 1)[-1].removesuffix(".py"), 0)
+    elif "pytest.param(" in text or "marks=" in text:
+        target, where = (stripped[:60], 0 if view.counterpart(n, text) else n), \
+            f" on `{stripped[:60]}`"
+    elif stripped.startswith("@"):
+        for m in range(n + 1, n + 40):
+            line = view.get(m)
+            if line is None:
+                break
+            if match := _DEF_RE.match(line):
+                target, where = (match.group(1) or match.group(2), m), " on "
+                break
+    elif stripped.startswith("pytestmark"):
+        where = " for the whole module"
+    else:
+        for m, line in view.back(n):
+            if (match := _DEF_RE.match(line)) and _indent(line) < _indent(text):
+                target, where = (match.group(1) or match.group(2), m), " in "
+                break
+    name = target[0] if target else ""
+    where = f"{where}`{name}`" if where in (" on ", " in ") else where
+    rerun = "flaky" in kind.lower() or "retry" in kind.lower()
+    if rerun and not name.lower().startswith("test"):
+        return  # retries around helpers (downloads, servers) are not test reruns
+    end = target[1] - 1 if target and target[1] > n else n
+    new = view.changed.status == "added" or bool(target and target[1] in view.added)
+    span = " ".join(view.get(m) or "" for m in range(n - 1, max(end, n + 1) + 1))
+    if new and not _SILENCE_REASON_RE.search(span):
+        return  # a capability gate on a new test ("requires CUDA"), not a silenced failure
+    gate = "xfail" in kind.lower() or "expected" in kind.lower()
+    why = _RERUN if rerun else ("so the test no longer gates CI" if gate else _NOT_RUN)
+    yield _Hit(n, f"`{kind}`", why, name, end, where=where)
+
+
+def _yaml_hits(view: _View, n: int, text: str) -> Iterator[_Hit]:
+    lowered = text.lower() if view.hints else ""
+    key = _YAML_KEY_RE.match(text) if any(hint in lowered for hint in view.hints) else None
+    if key:
+        name, value = key.group("key"), _uncomment(key.group("val") or "")
+        norm = name.lower().replace("-", "_")
+        falsy = bool(value) and bool(_FALSE_RE.match(value))
+        if norm == "continue_on_error" and _TRUE_RE.match(value):
+            yield _Hit(n, "`continue-on-error: true`", "so the job can " + _UNSEEN.format(
+                "workflow"))
+        elif norm == "if" and _IF_FALSE_RE.match(value):
+            yield _Hit(n, "`if: false`", "so the job or step no longer runs at all")
+        elif norm == "soft_fail" and not falsy:
+            statuses = value or ", ".join(_following(view, n, "exit_status"))
+            yield _Hit(n, f"Buildkite `soft_fail: {statuses or 'true'}`",
+                       "so the step can " + _UNSEEN.format("build"))
+        elif norm == "automatic" and not falsy and _parent_name(view, n) in ("retry", None):
+            detail = value or ", ".join(_following(view, n, "exit_status", "limit"))
+            yield _Hit(n, f"Buildkite automatic `retry` ({detail or 'any failure'})", _RERUN)
+        elif norm == "skip" and value and not falsy:
+            yield _Hit(n, f"Buildkite `skip: {value[:80]}`", "so the step no longer runs")
+        elif re.fullmatch(r"(?:skip|disable)_?tests?", norm) and _TRUE_RE.match(value):
+            yield _Hit(n, f"`{name}: true`", _NOT_RUN)
+        elif _skip_name(name) and value and not (falsy or _TRUE_RE.match(value)) and \
+                _parent_name(view, n) not in ("matrix", "with"):
+            old = set(re.split(r"[\s,\[\]\"']+", view.counterpart(n, text).split(":", 1)[-1]))
+            new = [s for s in re.split(r"[\s,\[\]\"']+", value) if s and s not in old]
+            if new:
+                yield _Hit(n, f"`{', '.join(new[:3])}`", _NOT_RUN, new[0], where=f" to `{name}`")
+        if key.group("dash") is None:
+            return
+    item = _YAML_ITEM_RE.match(text) if view.skippy else None
+    if item and (parent := view.parent(n, yaml=True)) and _skip_name(parent[0]) and \
+            _parent_name(view, parent[1]) not in ("matrix", "with"):  # shapes a matrix, inputs
+        entry = _uncomment(item.group(1)).strip("\"'")[:80]
+        yield _Hit(n, f"`{entry}`", _NOT_RUN, entry, where=f" to `{parent[0]}`")
+
+
+def _parent_name(view: _View, n: int) -> str | None:
+    parent = view.parent(n, yaml=True)
+    return parent[0] if parent else None
+
+
+def _following(view: _View, n: int, *keys: str) -> list[str]:
+    """`key value` of the listed keys in the block under line n (soft_fail/retry lists)."""
+    base, out = _indent(view.get(n) or ""), []
+    for m in range(n + 1, n + 12):
+        text = view.get(m)
+        if text is None or (text.strip() and _indent(text) <= base):
+            break
+        key = _YAML_KEY_RE.match(text)
+        if key and key.group("key") in keys:
+            out.append(f"{key.group('key')} {_uncomment(key.group('val') or '')}")
+    return out
+
+
+def _arg_hits(view: _View, n: int, text: str) -> Iterator[_Hit]:
+    if not view.args or not any(hint in text for hint in _ARG_HINTS):
+        return
+    text = _COMMENT_RE.split(text, maxsplit=1)[0]
+    removed = view.counterpart(n, text)
+    for match in _IGNORE_ARG_RE.finditer(text):
+        value, flag = match.group("v"), match.group("flag")
+        if f"{flag}={value}" in removed or f"{flag} {value}" in removed:
+            continue
+        if flag != "--deselect" and view.runs(value) > 0:
+            continue  # split into its own command elsewhere in this file, not dropped
+        yield _Hit(n, f"`{flag}={value}`", _NOT_RUN, value.rsplit("/", 1)[-1])
+    old_terms = {t for m in _K_ARG_RE.finditer(removed) for t in _NOT_TERM_RE.findall(m["expr"])}
+    for match in _K_ARG_RE.finditer(text):
+        new = [t for t in _NOT_TERM_RE.findall(match.group("expr")) if t not in old_terms]
+        if new:
+            yield _Hit(n, f"`-k \"not {new[0]}\"`",
+                       "so the matching tests are deselected and no longer run in CI", new[0])
+    old = [int(a) for a in _RERUNS_RE.findall(removed)]
+    for match in _RERUNS_RE.finditer(text):
+        count = int(match.group(1))
+        if count > 0 and (not old or count > max(old)):
+            yield _Hit(n, f"`--reruns` ({max(old)} → {count})" if old else f"`--reruns {count}`",
+                       _RERUN)
+
+
+def _commented_hit(view: _View, n: int, text: str, suffix: str) -> _Hit | None:
+    match = _COMMENTED_TEST_RE.match(text) if suffix == ".py" else None
+    if match:
+        name = next(g for g in match.groups() if g)
+        label = f"test `{name}`" if name.startswith(("test", "Test")) else f"`{name}`"
+        return _Hit(n, label, _NOT_RUN, name, verb="commented out")
+    code = text.strip().lstrip("#").strip()
+    if not code or not view.was_removed(n, code):
+        return None  # only a removed line that comes back as a comment was disabled
+    if suffix == ".py":
+        if not _TEST_CODE_RE.match(code):
+            if not _ENTRY_RE.match(code):
+                return None
+            parent = view.parent(n, yaml=False)
+            if parent is None and "test" not in code.lower():
+                return None  # an entry of an unknown list: could be a skip list
+            if parent is not None and _skip_name(parent[0]):
+                return None  # commenting out a skip-list entry re-enables the test
+    elif suffix in (".yml", ".yaml"):
+        parent = view.parent(n, yaml=True)
+        if not _YAML_TEST_LINE_RE.search(code) or (parent and _skip_name(parent[0])):
+            return None
+    elif suffix != ".txt" or not (view.changed.surface == "eval-config"
+                                  or _LIST_FILE_RE.search(view.changed.path)):
+        return None
+    return _Hit(n, f"`{code[:80]}`", _NOT_RUN, code[:80], verb="commented out")
+
+
+def _hits(view: _View) -> Iterator[_Hit]:
+    path = view.changed.path.lower()
+    suffix = next((s for s in (".py", ".yml", ".yaml", ".txt") if path.endswith(s)), "")
+    yaml = suffix in (".yml", ".yaml")
+    block_end = -1
+    for line in view.changed.added_lines:
+        n, text = line.new_no, line.text[:_MAX_LINE]
+        stripped = text.strip()
+        if n is None or not stripped:
+            continue
+        if stripped[0] == "#":
+            # One finding per commented-out block, on its first line.
+            commented = _commented_hit(view, n, text, suffix)
+            hits = [commented] if commented and n != block_end + 1 else []
+            block_end = n if commented or n == block_end + 1 else block_end
+        elif view.moved.get(stripped):
+            view.moved[stripped] -= 1  # moved or re-indented, not new
+            continue
+        else:
+            hits = list(_arg_hits(view, n, text))
+            if suffix == ".py":
+                hits += _python_hits(view, n, text, stripped)
+            elif yaml:
+                hits += _yaml_hits(view, n, text)
+        if hits and yaml:
+            hits = _owned(view, n, text, hits)
+        yield from hits
+
+
+def _owned(view: _View, n: int, text: str, hits: list[_Hit]) -> list[_Hit]:
+    """Name the step or job; a brand-new step that starts out optional silences nothing."""
+    owner = view.owner(n)
+    if owner is None:
+        return hits
+    if (owner[1] in view.added or view.changed.status == "added") and \
+            not _SILENCE_REASON_RE.search(text):
+        return []
+    preposition = "to" if hits[0].verb == "added" else "in"
+    return [dataclasses.replace(h, subject=h.subject or owner[0],
+                                where=h.where or f" {preposition} `{owner[0]}`") for h in hits]
 
 
 class SilencedTest(Rule):
-    """PLACEHOLDER."""
+    """A test or CI job made to stop failing instead of being fixed.
+
+    Why it destabilizes CI
+    ----------------------
+    Every skip, rerun and soft-fail turns a red signal off without fixing anything, and
+    nothing turns it back on: a Buildkite `soft_fail: true` step shows a warning instead
+    of a failure, so nobody looks at it again; PyTorch files a `DISABLED test_…` issue for
+    every disabled test precisely so it gets re-enabled; and in the SGLang Xeon fix a
+    reviewer stopped a test change that would have hidden the real dependency of a
+    failing test. Reruns are worse than skips: the test still runs, so a regression that
+    fails one time in three merges green.
+
+    Flags
+    -----
+    Added without an issue link on the line, the line above, or in the PR description:
+    skip/xfail markers and `pytest.skip()`, tests or parametrizations commented out,
+    entries added to skip lists (`skip*`, `*_skip*`, `exclude*`, `disabled*`, `--ignore=`,
+    `--deselect`, `-k "not …"`, SGLang `register_*_ci(disabled=…)`), reruns (`--reruns`,
+    `@pytest.mark.flaky`, `@flaky`, `@retry`), `continue-on-error: true`, `if: false`,
+    and Buildkite `soft_fail` or automatic `retry`:
+
+        - label: LM Eval PCP 4xB200
+          soft_fail: true
+          retry:
+            automatic:
+              - exit_status: -1
+                limit: 1
+
+    Re-enabling a test is never flagged. A skip on a brand-new test, or a new step that
+    starts out soft-failing, is flagged only when its reason says it fails (a capability
+    gate such as "requires CUDA" is fine).
+
+    Prefer
+    ------
+    Fix the failure; if the test must be silenced meanwhile, link the issue that tracks
+    turning it back on:
+
+        @pytest.mark.skip(reason="OOM on B200, see #51071")
+        def test_glm_pcp4_gsm8k(): ...
+    """
 
     id = "silenced-test"
     severity = Severity.WARNING
+    options: ClassVar[Mapping[str, Any]] = {
+        "surfaces": ("test", "cpu-test", "workflow", "ci-config", "ci-script", "eval-config"),
+    }
 
     def check(self, ctx: RuleContext) -> Iterable[Finding]:
-        return ()
+        links = DescriptionLinks.of(ctx.snapshot.body)
+        for changed in ctx.files(*ctx.option("surfaces")):
+            view = _View(changed)
+            for hit in _hits(view):
+                if any(issue_link(view.get(m) or "") for m in range(
+                        hit.line - 1, max(hit.end, hit.line) + 1)) or links.covers(hit.subject):
+                    continue
+                yield self.finding(
+                    f"{hit.what} {hit.verb}{hit.where} without an issue link, {hit.why}. Link "
+                    "the tracking issue on this line, the line above, or in the PR description.",
+                    file=changed, line=hit.line,
+                    key=f"{hit.what}{hit.where}|{(view.get(hit.line) or '').strip()}",
+                )

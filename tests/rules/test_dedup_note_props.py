@@ -1,0 +1,41 @@
+"""Property tests for dedup-note: any PR text is survivable; findings are PR-level."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bot.config import Config
+from bot.engine import classify_snapshot
+from rules.base import RuleContext
+from rules.dedup_note import DedupNote
+from tests.conftest import make_snapshot
+
+RULE = DedupNote()
+WORDS = st.sampled_from((
+    "[CI]", "[CI/Build]", "Fix", "flaky", "stabilize", "OOM", "timeout", "test_x", "CI", "eval",
+    "#50791", "unrelated", "regressed by", "Closes", "## Duplicate-work check", "\n", "```",
+    "> ", "<!--", "-->", "**Related PRs**", "https://github.com/o/r/issues/1", "Bump",
+    "actions/checkout", "not a duplicate", "different", "(", ")", "—", "- ", ".",
+))
+prose = st.lists(st.one_of(WORDS, st.text(max_size=10)), max_size=60).map(" ".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(prose, prose, st.text(max_size=60))
+def test_any_text_is_survivable_and_findings_are_pr_level(
+    title: str, body: str, heading: str
+) -> None:
+    files = [{"path": "tests/evals/gsm8k/configs/A.yaml", "base": "a: 1\n", "head": "a: 2\n"}]
+    snapshot = classify_snapshot(make_snapshot(files, title, body), Config())
+    for config in (Config(), Config(dedup_heading=heading)):
+        ctx = RuleContext(snapshot, config, RULE.id, {})
+        for finding in RULE.check(ctx):
+            assert finding.path is None and finding.line is None
+
+
+def test_huge_description_is_fast() -> None:
+    body = "Fix flaky CI. " + "x ```\n> #1 " * 1_000_000
+    files = [{"path": "tests/evals/gsm8k/configs/A.yaml", "base": "a: 1\n", "head": "a: 2\n"}]
+    snapshot = classify_snapshot(make_snapshot(files, "[CI] Fix flaky eval", body), Config())
+    assert len(list(RULE.check(RuleContext(snapshot, Config(), RULE.id, {})))) == 1
