@@ -31,6 +31,9 @@ def build_parser() -> argparse.ArgumentParser:
     source.add_argument("--patch", metavar="FILE", help="unified diff file, or - for stdin")
     source.add_argument("--git", metavar="BASE..HEAD", help="a range in a local checkout")
     source.add_argument("--pr", metavar="FILE", help="PR JSON (GitHub PR + files shapes)")
+    from bot.cli_github import add_arguments as add_github_arguments
+
+    add_github_arguments(parser, source)
     parser.add_argument("--repo", metavar="DIR", default=".", help="checkout for --git")
     parser.add_argument("--title", help="PR title (for --patch / --git)")
     parser.add_argument("--body-file", metavar="FILE", help="PR description (for --patch / --git)")
@@ -103,7 +106,7 @@ def _snapshot(args: argparse.Namespace, config: Config) -> PullRequestSnapshot:
     )
 
 
-def _select_rules(spec: str | None) -> tuple[Rule, ...]:
+def select_rules(spec: str | None) -> tuple[Rule, ...]:
     from rules import ALL_RULES, RULES_BY_ID
 
     if not spec:
@@ -154,11 +157,15 @@ def main(argv: Sequence[str]) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:
         return 0 if exc.code == 0 else 2
+    if args.github:
+        from bot.cli_github import run as run_github
+
+        return run_github(args)
     from bot.engine import review
 
     try:
         config = _load_config(args)
-        rules = _select_rules(args.rules)
+        rules = select_rules(args.rules)
         snapshot = _snapshot(args, config)
     except (UsageError, SourceError, ConfigError) as exc:
         sys.stderr.write(f"ci-stability review: {exc}\n")

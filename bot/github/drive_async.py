@@ -1,0 +1,260 @@
+"""Run flows over gidgethub on aiohttp (the App's driver).
+
+gidgethub builds the requests (auth, media types, GHES base URLs) and keeps the
+ETag cache; this driver adds what a long-running App needs around it: retries with
+backoff, GitHub's rate-limit rules, redirects for log downloads, and call counting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import urlencode, urlsplit
+
+import aiohttp
+import gidgethub
+import gidgethub.aiohttp
+from gidgethub import sansio
+
+import bot
+from bot.errors import RetryableError
+from bot.github.calls import DEFAULT_API_URL, ApiCall, ApiResult, CallCounter, Flow
+from bot.github.retry import RetryPolicy, decide
+
+if TYPE_CHECKING:
+    from bot.metrics import Metrics
+
+T = TypeVar("T")
+OnCall = Callable[[str, int, int | None], None]  # operation, status (0: no answer), remaining
+Sleep = Callable[[float], Awaitable[None]]
+EtagCache = MutableMapping[str, tuple[str | None, str | None, Any, str | None]]
+
+DEFAULT_TIMEOUT = aiohttp.ClientTimeout(total=30, sock_connect=10)
+USER_AGENT = f"ci-stability-bot/{bot.__version__}"
+_REDIRECTS = {301, 302, 303, 307, 308}
+_MAX_REDIRECTS = 3
+
+
+class _RecordingAPI(gidgethub.aiohttp.GitHubAPI):
+    """gidgethub's aiohttp client that keeps the raw last answer for the driver."""
+
+    def __init__(self, session: aiohttp.ClientSession, timeout: aiohttp.ClientTimeout,
+                 **kwargs: Any) -> None:
+        super().__init__(session, USER_AGENT, **kwargs)
+        self._http = session
+        self._timeout = timeout
+        self.last: tuple[int, Mapping[str, str], bytes] | None = None
+
+    async def _request(self, method: str, url: str, headers: Mapping[str, str],
+                       body: bytes = b"") -> tuple[int, Mapping[str, str], bytes]:
+        async with self._http.request(method, url, headers=headers, data=body,
+                                      timeout=self._timeout, allow_redirects=False) as response:
+            raw = await response.read()
+        self.last = (response.status, response.headers, raw)
+        return response.status, response.headers, raw
+
+
+def metrics_hook(metrics: Metrics) -> OnCall:
+    """An `on_call` that feeds the App's Prometheus metrics."""
+
+    def on_call(operation: str, status: int, remaining: int | None) -> None:
+        metrics.github_call(operation or "unknown", status)
+        if remaining is not None:
+            resource = "search" if operation.startswith("search/") else "core"
+            metrics.rate_limit_remaining(remaining, resource)
+
+    return on_call
+
+
+def with_query(url: str, params: Mapping[str, str | int] | None) -> str:
+    if not params:
+        return url
+    return f"{url}{'&' if '?' in url else '?'}{urlencode(params)}"
+
+
+def decode_body(headers: Mapping[str, str], raw: bytes) -> Any:
+    if not raw:
+        return None
+    content_type = headers.get("content-type", "")
+    if "json" in content_type:
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw
+    return raw
+
+
+def _lower(headers: Mapping[str, str]) -> dict[str, str]:
+    return {k.lower(): v for k, v in headers.items()}
+
+
+class AsyncDriver:
+    """Performs a flow's calls with one installation (or user) token."""
+
+    def __init__(
+        self,
+        session: aiohttp.ClientSession,
+        token: str,
+        *,
+        base_url: str = DEFAULT_API_URL,
+        cache: EtagCache | None = None,
+        timeout: aiohttp.ClientTimeout = DEFAULT_TIMEOUT,
+        policy: RetryPolicy | None = None,
+        sleep: Sleep = asyncio.sleep,
+        clock: Callable[[], float] = time.time,
+        rand: Callable[[], float] = random.random,
+        on_call: OnCall | None = None,
+        counter: CallCounter | None = None,
+        write_spacing: float = 1.0,  # GitHub: >= 1 s between mutating requests
+    ) -> None:
+        self._session = session
+        self._timeout = timeout
+        self._cache = cache
+        self._gh = _RecordingAPI(session, timeout, oauth_token=token, base_url=base_url,
+                                 cache=cache)
+        self.base_url = base_url
+        self.policy = policy or RetryPolicy()
+        self._sleep = sleep
+        self._clock = clock
+        self._rand = rand
+        self._on_call = on_call
+        self.counter = counter if counter is not None else CallCounter()
+        self._write_spacing = write_spacing
+        self._last_write = float("-inf")
+        self._exhausted_until = 0.0
+
+    def __repr__(self) -> str:  # never show the token
+        return f"AsyncDriver(base_url={self.base_url!r})"
+
+    async def run(self, flow: Flow[T]) -> T:
+        try:
+            call = next(flow)
+            while True:
+                call = flow.send(await self.call(call))
+        except StopIteration as done:
+            value: T = done.value
+            return value
+        finally:
+            flow.close()
+
+    async def call(self, call: ApiCall) -> ApiResult:
+        attempt = 0
+        while True:
+            attempt += 1
+            await self._wait_for_budget(call)
+            await self._space_writes(call)
+            result: ApiResult | None
+            try:
+                result = await self._once(call)
+            except (TimeoutError, aiohttp.ClientError):
+                result = None
+            self._observe(call, result)
+            decision = decide(
+                self.policy, attempt, result.status if result else None,
+                result.headers if result else {}, result.data if result else None,
+                self._clock(), self._rand,
+            )
+            if decision is None and result is not None:
+                return result
+            assert decision is not None
+            what = f"status {result.status}" if result else "no answer (timeout or reset)"
+            if attempt >= self.policy.max_attempts or decision.wait > self.policy.max_wait:
+                raise RetryableError(
+                    f"GitHub {call.operation or call.method}: {what} after {attempt} attempt(s)",
+                    retry_after=decision.wait if decision.rate_limited else None,
+                )
+            self.counter.retries += 1
+            await self._sleep(decision.wait)
+
+    async def _wait_for_budget(self, call: ApiCall) -> None:
+        wait = self._exhausted_until - self._clock()
+        if wait <= 0:
+            return
+        if wait > self.policy.max_wait:
+            raise RetryableError(
+                f"GitHub rate limit exhausted before {call.operation}", retry_after=wait
+            )
+        await self._sleep(wait)
+
+    async def _space_writes(self, call: ApiCall) -> None:
+        if not call.is_write or self._write_spacing <= 0:
+            return
+        wait = self._last_write + self._write_spacing - self._clock()
+        if wait > 0:
+            await self._sleep(wait)
+        self._last_write = self._clock()
+
+    def _observe(self, call: ApiCall, result: ApiResult | None) -> None:
+        status = result.status if result else 0
+        self.counter.record(call, status)
+        remaining: int | None = None
+        if result is not None:
+            try:
+                remaining = int(result.header("x-ratelimit-remaining") or "")
+            except ValueError:
+                remaining = None
+            if remaining == 0 and result.ok:
+                reset = float(result.header("x-ratelimit-reset") or 0)
+                self._exhausted_until = reset + 1.0
+        if self._on_call is not None:
+            self._on_call(call.operation, status, remaining)
+
+    async def _once(self, call: ApiCall, hops: int = 0) -> ApiResult:
+        gh = self._gh
+        gh.last = None
+        url = with_query(call.url, call.params)
+        body = b"" if call.body is None else call.body
+        method = call.method.upper()
+        try:
+            if method == "GET":
+                data = await gh.getitem(url, {}, accept=call.accept)
+            elif method == "POST":
+                data = await gh.post(url, {}, data=body, accept=call.accept)
+            elif method == "PATCH":
+                data = await gh.patch(url, {}, data=body, accept=call.accept)
+            elif method == "PUT":
+                data = await gh.put(url, {}, data=body, accept=call.accept)
+            else:
+                await gh.delete(url, {}, data=body, accept=call.accept)
+                data = None
+        except (gidgethub.GitHubException, ValueError, LookupError, TypeError, AttributeError):
+            # gidgethub turns error statuses (and bodies it cannot decode, such as a
+            # binary file) into exceptions; the flow wants the raw answer instead.
+            if gh.last is None:
+                raise
+        else:
+            if gh.last is not None and gh.last[0] == 304:
+                return self._from_cache(url, gh.last[1], data)
+        assert gh.last is not None
+        status, headers, raw = gh.last
+        lowered = _lower(headers)
+        location = lowered.get("location")
+        if status in _REDIRECTS and location and hops < _MAX_REDIRECTS:
+            return await self._follow(call, status, location, hops)
+        return ApiResult(status, lowered, decode_body(lowered, raw))
+
+    def _from_cache(self, url: str, headers: Mapping[str, str], data: Any) -> ApiResult:
+        lowered = _lower(headers)
+        filled = sansio.format_url(url, {}, base_url=self.base_url)
+        entry = self._cache.get(filled) if self._cache is not None else None
+        if entry is not None and entry[3] and "link" not in lowered:
+            lowered["link"] = f'<{entry[3]}>; rel="next"'
+        if isinstance(data, str):
+            data = data.encode("utf-8")
+        return ApiResult(200, lowered, data, from_cache=True)
+
+    async def _follow(self, call: ApiCall, status: int, location: str, hops: int) -> ApiResult:
+        same_origin = urlsplit(location)[:2] == urlsplit(self.base_url)[:2]
+        if same_origin and status in {301, 307, 308}:
+            return await self._once(replace(call, url=location, params=None), hops + 1)
+        # Log downloads redirect to a short-lived pre-signed URL: fetch it without
+        # our token, which must never leave for another host.
+        async with self._session.get(location, timeout=self._timeout) as response:
+            raw = await response.read()
+            headers = _lower(response.headers)
+        return ApiResult(response.status, headers, decode_body(headers, raw))

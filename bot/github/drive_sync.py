@@ -1,0 +1,159 @@
+"""Run flows over PyGithub's requester (the CLI's driver).
+
+PyGithub's `GithubRetry` (a urllib3 `Retry`) handles secondary rate limits,
+`Retry-After` and 5xx/timeouts inside the HTTP layer; this driver turns what is
+left (a status after the last attempt, a timeout) into the same results and
+errors as the async driver, and never raises for 404 or 422: flows decide.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+import requests
+from github import Auth, Github, GithubException
+from github.GithubException import RateLimitExceededExceedsMaxWait
+from github.GithubRetry import GithubRetry
+
+from bot.errors import RetryableError
+from bot.github.calls import DEFAULT_API_URL, ApiCall, ApiResult, CallCounter, Flow
+from bot.github.drive_async import USER_AGENT, OnCall
+from bot.github.retry import RetryPolicy, decide
+
+T = TypeVar("T")
+_ALL_METHODS = frozenset({"GET", "HEAD", "POST", "PATCH", "PUT", "DELETE"})
+
+
+def github_retry(
+    *, total: int = 5, backoff_factor: float = 1.0, secondary_rate_wait: float = 60.0,
+    max_rate_limit_wait: float = 120.0,
+) -> GithubRetry:
+    """GithubRetry that also retries 429, PATCH, and keeps the last answer when it gives up."""
+    return GithubRetry(
+        total=total,
+        backoff_factor=backoff_factor,
+        backoff_jitter=backoff_factor / 2,
+        secondary_rate_wait=secondary_rate_wait,
+        max_rate_limit_wait=max_rate_limit_wait,
+        status_forcelist=[429, 500, 502, 503, 504],
+        allowed_methods=_ALL_METHODS,
+        raise_on_status=False,
+        respect_retry_after_header=True,
+    )
+
+
+def _decode(headers: Mapping[str, str], text: str) -> Any:
+    if not text:
+        return None
+    if "json" in headers.get("content-type", ""):
+        try:
+            return json.loads(text)
+        except ValueError:
+            pass
+    return text.encode("utf-8")
+
+
+class SyncDriver:
+    """Performs a flow's calls with a token (GITHUB_TOKEN, a PAT, an installation token)."""
+
+    def __init__(
+        self,
+        token: str,
+        *,
+        base_url: str = DEFAULT_API_URL,
+        timeout: int = 30,
+        retry: GithubRetry | None = None,
+        seconds_between_requests: float = 0.25,
+        seconds_between_writes: float = 1.0,
+        counter: CallCounter | None = None,
+        on_call: OnCall | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.time,
+        max_wait: float = 120.0,
+    ) -> None:
+        self.base_url = base_url
+        self._github = Github(
+            auth=Auth.Token(token), base_url=base_url, timeout=timeout,
+            retry=retry or github_retry(max_rate_limit_wait=max_wait), user_agent=USER_AGENT,
+            seconds_between_requests=seconds_between_requests,
+            seconds_between_writes=seconds_between_writes, lazy=True,
+        )
+        self._requester = self._github.requester
+        self.counter = counter if counter is not None else CallCounter()
+        self._on_call = on_call
+        self._sleep = sleep
+        self._clock = clock
+        self._max_wait = max_wait
+        self._exhausted_until = 0.0
+
+    def __repr__(self) -> str:  # never show the token
+        return f"SyncDriver(base_url={self.base_url!r})"
+
+    def close(self) -> None:
+        self._github.close()
+
+    def run(self, flow: Flow[T]) -> T:
+        try:
+            call = next(flow)
+            while True:
+                call = flow.send(self.call(call))
+        except StopIteration as done:
+            value: T = done.value
+            return value
+        finally:
+            flow.close()
+
+    def call(self, call: ApiCall) -> ApiResult:
+        self._wait_for_budget(call)
+        try:
+            status, headers, text = self._requester.requestJson(
+                call.method.upper(), call.url, parameters=dict(call.params or {}) or None,
+                headers={"Accept": call.accept}, input=call.body, follow_302_redirect=True,
+            )
+            lowered = {k.lower(): str(v) for k, v in headers.items()}
+            result = ApiResult(status, lowered, _decode(lowered, text))
+        except RateLimitExceededExceedsMaxWait as exc:
+            self._observe(call, exc.status, {})
+            raise RetryableError(f"GitHub {call.operation}: rate limited",
+                                 retry_after=exc.wait) from None
+        except GithubException as exc:  # GithubRetry raises for a 403 it will not retry
+            lowered = {k.lower(): str(v) for k, v in (exc.headers or {}).items()}
+            result = ApiResult(exc.status, lowered, exc.data)
+        except (requests.RequestException, OSError) as exc:
+            self._observe(call, 0, {})
+            raise RetryableError(
+                f"GitHub {call.operation}: no answer ({type(exc).__name__})"
+            ) from None
+        self._observe(call, result.status, result.headers)
+        # GithubRetry already waited and retried; what is still retryable is final here.
+        decision = decide(RetryPolicy(), 1, result.status, result.headers, result.data,
+                          self._clock(), lambda: 0.0)
+        if decision is not None:
+            raise RetryableError(
+                f"GitHub {call.operation}: status {result.status} after retries",
+                retry_after=decision.wait if decision.rate_limited else None,
+            )
+        return result
+
+    def _wait_for_budget(self, call: ApiCall) -> None:
+        wait = self._exhausted_until - self._clock()
+        if wait <= 0:
+            return
+        if wait > self._max_wait:
+            raise RetryableError(f"GitHub rate limit exhausted before {call.operation}",
+                                 retry_after=wait)
+        self._sleep(wait)
+
+    def _observe(self, call: ApiCall, status: int, headers: Mapping[str, str]) -> None:
+        self.counter.record(call, status)
+        try:
+            remaining: int | None = int(headers.get("x-ratelimit-remaining", ""))
+        except ValueError:
+            remaining = None
+        if remaining == 0 and 200 <= status < 300:
+            self._exhausted_until = float(headers.get("x-ratelimit-reset") or 0) + 1.0
+        if self._on_call is not None:
+            self._on_call(call.operation, status, remaining)

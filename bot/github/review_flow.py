@@ -1,0 +1,144 @@
+"""One review of one pull request over the API: what the App's worker and `--github` run.
+
+Order of calls: the PR, the config (default branch), then, unless the inputs are
+exactly those of the last published review, the snapshot, the engine and publish.
+A redelivered webhook for an unchanged head therefore costs two reads and no writes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import bot
+from bot.config import CONFIG_PATH, Config, ConfigError, parse_config
+from bot.engine import Waiver, review
+from bot.github.calls import Flow
+from bot.github.pr_state import PrState
+from bot.github.publish_flow import known_state, publish, start_check
+from bot.github.snapshot_flow import fetch_config, fetch_snapshot, get_pull
+from bot.render.review import MAX_COMMENTS
+from bot.report import FileError, Report
+from bot.snapshot import PullRequestSnapshot
+from bot.sources.files import MAX_TEXT_BYTES
+from bot.surfaces import classify, surface_table
+from rules.base import Rule
+
+Decorate = Callable[[Report, PullRequestSnapshot], Report]
+
+
+@dataclass(frozen=True)
+class ReviewRequest:
+    owner: str
+    repo: str
+    number: int
+    bot_login: str = ""  # the account that publishes (App: "<slug>[bot]"); needed to publish
+    rules: Sequence[Rule] | None = None  # None: rules.ALL_RULES
+    waivers: Sequence[Waiver] = ()
+    # Anything else that shapes the report (e.g. the failure index's version), so that
+    # a change to it is not mistaken for "nothing changed".
+    extra_digest: str = ""
+    decorate: Decorate | None = None  # attaches sections (prior failing runs) to the report
+    publish: bool = True
+    force: bool = False  # review and publish even when nothing changed
+    early_check: bool = True  # show an in_progress check while reviewing
+    config_text: str | None = None  # use this instead of the default branch's config
+    text_cap: int = MAX_TEXT_BYTES
+    max_comments: int = MAX_COMMENTS
+
+
+@dataclass(frozen=True)
+class ReviewOutcome:
+    state: dict[str, Any] | None  # persist it (store.put_pr_state); None when not publishing
+    config: Config
+    report: Report | None = None  # None when skipped
+    snapshot: PullRequestSnapshot | None = None
+    skipped: bool = False  # inputs unchanged since the last published review
+
+    @property
+    def notes(self) -> list[str]:
+        return list((self.state or {}).get("notes") or [])
+
+
+def load_config(text: str | None) -> tuple[Config, str | None]:
+    """The config, or the defaults plus the reason the file was ignored."""
+    if text is None:
+        return Config(), None
+    from rules import option_specs
+
+    try:
+        return parse_config(text, option_specs(), source=CONFIG_PATH), None
+    except ConfigError as exc:
+        return Config(), f"ignored, the defaults apply: {exc}"
+
+
+def inputs_digest(pull: dict[str, Any], config_text: str | None, request: ReviewRequest,
+                  rules: Sequence[Rule]) -> str:
+    waivers = [dataclasses.astuple(w) for w in request.waivers]
+    labels = sorted(str(label.get("name")) for label in pull.get("labels") or [])
+    parts = [
+        bot.__version__, pull["head"]["sha"], pull["base"]["sha"], pull.get("title") or "",
+        pull.get("body") or "", labels, config_text, waivers, [r.id for r in rules],
+        request.extra_digest,
+    ]
+    return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()[:32]
+
+
+def _unchanged(state: dict[str, Any], key: str, head: str) -> bool:
+    known = PrState.from_dict(state)
+    return (known.inputs_digest == key and known.head_sha == head
+            and known.check is not None and known.check.status == "completed")
+
+
+def evaluate(snapshot: PullRequestSnapshot, config: Config, problem: str | None,
+             request: ReviewRequest, rules: Sequence[Rule]) -> Report:
+    report = review(snapshot, config, rules, request.waivers)
+    if problem:
+        report = dataclasses.replace(
+            report, errors=(*report.errors, FileError(CONFIG_PATH, problem))
+        )
+    return request.decorate(report, snapshot) if request.decorate else report
+
+
+def review_pull_request(
+    request: ReviewRequest, prior_state: dict[str, Any] | None
+) -> Flow[ReviewOutcome]:
+    """Fetch, review and (if `request.publish`) publish; returns the state to persist."""
+    from rules import ALL_RULES
+
+    rules = ALL_RULES if request.rules is None else tuple(request.rules)
+    owner, repo, number = request.owner, request.repo, request.number
+    pull = yield from get_pull(owner, repo, number)
+    head = pull["head"]["sha"]
+    config_text = request.config_text
+    if config_text is None:
+        default_branch = pull["base"]["repo"]["default_branch"]
+        config_text = yield from fetch_config(owner, repo, default_branch)
+    config, problem = load_config(config_text)
+    key = inputs_digest(pull, config_text, request, rules)
+    state = prior_state
+    if request.publish:
+        if not request.bot_login:
+            raise ValueError("publishing needs the bot's login")
+        known = yield from known_state(owner, repo, number, request.bot_login, state)
+        state = known.to_dict()
+        if not request.force and _unchanged(state, key, head):
+            return ReviewOutcome(state, config, skipped=True)
+        if request.early_check:
+            state = yield from start_check(owner, repo, head, state)
+    table = surface_table(config.surfaces)
+    snapshot = yield from fetch_snapshot(
+        owner, repo, number, wants_contents=lambda path: classify(path, table) is not None,
+        text_cap=request.text_cap, pull=pull,
+    )
+    report = evaluate(snapshot, config, problem, request, rules)
+    if request.publish:
+        state = yield from publish(
+            report, snapshot, owner, repo, state, request.bot_login, request.waivers,
+            inputs_digest=key, max_comments=request.max_comments,
+        )
+    return ReviewOutcome(state, config, report, snapshot)
