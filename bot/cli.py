@@ -19,6 +19,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "explain": ("bot.cli_rules", "print a rule's documentation"),
     "config": ("bot.cli_config", "validate a .github/ci-stability.yml (`config check FILE`)"),
     "logs": ("bot.evidence.cli", "find the root-cause line of a CI log (`logs extract FILE`)"),
+    "runs": ("bot.evidence.cli_runs", "search or backfill the index of failing CI runs"),
+    "serve": ("bot.cli_serve", "run the GitHub App (webhooks, workers, /healthz, /metrics)"),
+    "replay": ("bot.cli_replay", "drive one webhook payload through the App pipeline"),
 }
 
 USAGE = "usage: ci-stability <command> [options]\n\ncommands:\n" + "".join(

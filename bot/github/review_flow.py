@@ -88,7 +88,8 @@ def inputs_digest(pull: dict[str, Any], config_text: str | None, request: Review
     return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()[:32]
 
 
-def _unchanged(state: dict[str, Any], key: str, head: str) -> bool:
+def unchanged(state: dict[str, Any], key: str, head: str) -> bool:
+    """True when the last published review had exactly these inputs at this head."""
     known = PrState.from_dict(state)
     return (known.inputs_digest == key and known.head_sha == head
             and known.check is not None and known.check.status == "completed")
@@ -126,7 +127,7 @@ def review_pull_request(
             raise ValueError("publishing needs the bot's login")
         known = yield from known_state(owner, repo, number, request.bot_login, state)
         state = known.to_dict()
-        if not request.force and _unchanged(state, key, head):
+        if not request.force and unchanged(state, key, head):
             return ReviewOutcome(state, config, skipped=True)
         if request.early_check:
             state = yield from start_check(owner, repo, head, state)

@@ -1,0 +1,78 @@
+"""The GitHub App: composes the drivers, the store and the event handlers.
+
+`ci-stability serve` calls `build_handler(settings, store, metrics)`; the returned
+object is the worker's handler for one queued delivery.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import aiohttp
+from gidgethub.aiohttp import GitHubAPI
+
+from bot.evidence.records import FailureIndex
+from bot.github.auth import AppAuth
+from bot.github.drive_async import DEFAULT_TIMEOUT, AsyncDriver, metrics_hook
+from bot.github.etag_cache import BoundedCache
+from bot.handlers import dispatch
+from bot.metrics import Metrics
+from bot.settings import Settings
+from bot.store import Delivery, Store
+
+log = logging.getLogger("bot.app")
+DEFAULT_BOT_LOGIN = "ci-stability-bot[bot]"
+
+
+@dataclass
+class AppContext:
+    """Everything a handler may use; built once per process."""
+
+    settings: Settings
+    store: Store
+    metrics: Metrics
+    session: aiohttp.ClientSession
+    auth: AppAuth
+    bot_login: str
+    clock: Callable[[], float] = time.time
+    caches: dict[int, BoundedCache] = field(default_factory=dict)
+    failure_index: FailureIndex | None = None
+    # Tests shorten GitHub's ≥1 s spacing between writes; production keeps it.
+    write_spacing: float = 1.0
+    timeout: aiohttp.ClientTimeout = DEFAULT_TIMEOUT
+
+    async def driver(self, installation_id: int) -> AsyncDriver:
+        token_api = GitHubAPI(self.session, "ci-stability-bot", base_url=self.settings.api_url)
+        token = await self.auth.installation_token(token_api, installation_id)
+        return AsyncDriver(
+            self.session, token, base_url=self.settings.api_url,
+            cache=self.caches.setdefault(installation_id, BoundedCache()),
+            on_call=metrics_hook(self.metrics), write_spacing=self.write_spacing,
+            timeout=self.timeout,
+        )
+
+
+class AppHandler:
+    def __init__(self, context: AppContext) -> None:
+        self.context = context
+
+    async def __call__(self, delivery: Delivery) -> None:
+        await dispatch(self.context, delivery)
+
+    async def aclose(self) -> None:
+        await self.context.session.close()
+
+
+def build_handler(settings: Settings, store: Store, metrics: Metrics) -> AppHandler:
+    bot_login = os.environ.get("CI_STABILITY_BOT_LOGIN") or DEFAULT_BOT_LOGIN
+    spacing = float(os.environ.get("CI_STABILITY_WRITE_SPACING", "1.0"))
+    context = AppContext(
+        settings=settings, store=store, metrics=metrics,
+        session=aiohttp.ClientSession(), auth=AppAuth(settings.app_id, settings.private_key),
+        bot_login=bot_login, write_spacing=spacing,
+    )
+    return AppHandler(context)
