@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint readme clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,13 @@ lint: $(BIN)/.installed
 
 test: lint
 	$(BIN)/pytest
+
+# Regenerates the README's rule table from the registry.
+readme: $(BIN)/.installed
+	$(BIN)/python -c "import re, pathlib; from bot.cli_rules import rule_table_markdown as t; \
+	p = pathlib.Path('README.md'); s = p.read_text(); \
+	a, b = '<!-- rules-table:start -->', '<!-- rules-table:end -->'; \
+	p.write_text(s[:s.index(a) + len(a)] + '\n' + t() + s[s.index(b):])"
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -19,32 +19,37 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.common import OUT, machine, run_process  # noqa: E402
 
 
-def _eval_config(i: int, n: int) -> tuple[list[str], list[str]]:
-    base = [f'model_name: "org/model-{i}"', "accuracy_threshold: 0.90", "num_questions: 1319",
-            "server_args: >-", "  --enforce-eager", "  --max-model-len 4096", "env:",
-            '  VLLM_LOGGING_LEVEL: "DEBUG"']
-    removed = [f"  --max-num-batched-tokens {8192 + k}" for k in range(n)]
-    added = [f"  --max-num-batched-tokens {32768 + k}" for k in range(n - 1)]
-    added.append('  PYTORCH_CUDA_ALLOC_CONF: "expandable_segments:True"')
-    return base, [*removed, "\0", *added]
+# Each generator returns (context lines, removed lines, added lines) for one file.
+# The edits are the ordinary kind (renamed tasks, new assertions, new steps) with one
+# tuning knob changed per file: a big refactor, not 200,000 lines of anti-patterns.
+def _eval_config(i: int, n: int) -> tuple[list[str], list[str], list[str]]:
+    context = [f'model_name: "org/model-{i}"', "accuracy_threshold: 0.90", "num_fewshot: 5",
+               "server_args: >-", "  --enforce-eager", "  --trust-remote-code", "tasks:"]
+    removed = ["  --max-num-batched-tokens 8192"]
+    removed += [f"  - name: task_{i}_{k}\n    split: test".split("\n")[k % 2] for k in range(n - 1)]
+    added = ["  --max-num-batched-tokens 16384"]
+    added += [f"  - name: gsm8k_{i}_{k}" if k % 2 == 0 else f"    split: validation_{k}"
+              for k in range(n - 1)]
+    return context, removed, added
 
 
-def _test(i: int, n: int) -> tuple[list[str], list[str]]:
-    base = ["import unittest", "", f"class TestCase{i}(unittest.TestCase):"]
-    removed = [f'    def test_{k}(self):  # mem-fraction-static 0.2\n        run("0.2")'
-               .split("\n")[0] for k in range(n)]
-    added = [f'    @unittest.skip("flaky")' if k == 0 else
-             f'    def test_{k}(self): run(["--mem-fraction-static", "0.3"])' for k in range(n)]
-    return base, [*removed, "\0", *added]
+def _test(i: int, n: int) -> tuple[list[str], list[str], list[str]]:
+    context = ["import unittest", "", f"class TestCase{i}(unittest.TestCase):"]
+    removed = ['    ARGS = ["--mem-fraction-static", "0.2"]']
+    removed += [f"    def test_case_{k}(self): self.assertEqual(run({k}), {k})" for k in range(n - 1)]
+    added = ['    ARGS = ["--mem-fraction-static", "0.25"]']
+    added += [f"    def test_case_{k}(self): self.assertEqual(run_model({k}), expected({k}))"
+              for k in range(n - 1)]
+    return context, removed, added
 
 
-def _workflow(i: int, n: int) -> tuple[list[str], list[str]]:
-    base = [f"name: wf-{i}", "on: pull_request", "jobs:", "  test:", "    runs-on: ubuntu",
-            "    steps:"]
-    removed = [f"      - run: pytest tests/t{k}.py --timeout 600" for k in range(n)]
-    added = [f"      - run: pytest tests/t{k}.py --timeout 900" for k in range(n - 1)]
-    added.append("        continue-on-error: true")
-    return base, [*removed, "\0", *added]
+def _workflow(i: int, n: int) -> tuple[list[str], list[str], list[str]]:
+    context = [f"name: wf-{i}", "on: pull_request", "jobs:", "  test:", "    runs-on: ubuntu",
+               "    timeout-minutes: 60", "    steps:"]
+    removed = [f"      - run: pytest tests/unit/t{k}.py -q" for k in range(n)]
+    added = [f"      - run: python -m pytest tests/unit/test_{k}.py -q -x" for k in range(n - 1)]
+    added.append("        env: {PYTHONUNBUFFERED: '1'}")
+    return context, removed, added
 
 
 def generate(path: Path, files: int, changed_lines: int) -> None:
@@ -58,9 +63,7 @@ def generate(path: Path, files: int, changed_lines: int) -> None:
         for i in range(files):
             make, pattern = kinds[i % len(kinds)]
             name = pattern.format(i=i)
-            context, body = make(i, per_file)
-            cut = body.index("\0")
-            removed, added = body[:cut], body[cut + 1:]
+            context, removed, added = make(i, per_file)
             out.write(f"diff --git a/{name} b/{name}\nindex 1111111..2222222 100644\n"
                       f"--- a/{name}\n+++ b/{name}\n")
             out.write(f"@@ -1,{len(context) + len(removed)} +1,{len(context) + len(added)} @@\n")
