@@ -1,0 +1,315 @@
+"""The failure index: CI runs and jobs (failing *and* passing) with their root causes.
+
+Passing jobs are kept because only they tell a flaky failure (failed, then passed on
+the same commit) from a broken one. Callers depend on the `FailureIndex` protocol;
+`SqliteFailureIndex` is the embedded default. Its tables carry a `ci_` prefix and
+their own schema-version row, so they can share a database file with the App's
+store (which versions itself with `PRAGMA user_version`) without either migration
+touching the other. No method reads the clock: times come in as arguments.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Sequence
+from dataclasses import fields
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from bot.evidence.records import (
+    FAILED,
+    PASSED,
+    PROVIDERS,
+    Coverage,
+    FailureIndex,
+    JobQuery,
+    JobRecord,
+    RunRecord,
+    from_text,
+    to_text,
+)
+
+__all__ = [
+    "FAILED", "PASSED", "PROVIDERS", "SCHEMA_VERSION", "Coverage", "FailureIndex",
+    "FailureIndexError", "JobQuery", "JobRecord", "RunRecord", "SqliteFailureIndex",
+    "from_text", "to_text",
+]
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS ci_schema (
+    name TEXT PRIMARY KEY, version INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS ci_runs (
+    provider TEXT NOT NULL, run_id TEXT NOT NULL, repo TEXT NOT NULL, pipeline TEXT NOT NULL,
+    workflow_path TEXT, branch TEXT, commit_sha TEXT, pr_number INTEGER, url TEXT,
+    event TEXT, started_at TEXT, finished_at TEXT, conclusion TEXT,
+    jobs_complete INTEGER NOT NULL DEFAULT 0, ingested_at TEXT NOT NULL,
+    PRIMARY KEY (provider, run_id)
+);
+CREATE TABLE IF NOT EXISTS ci_jobs (
+    provider TEXT NOT NULL, job_id TEXT NOT NULL, attempt INTEGER NOT NULL,
+    run_id TEXT, repo TEXT NOT NULL, pipeline TEXT NOT NULL, workflow_path TEXT,
+    job_name TEXT NOT NULL, step TEXT, branch TEXT, commit_sha TEXT, pr_number INTEGER,
+    url TEXT, run_url TEXT, started_at TEXT, finished_at TEXT, conclusion TEXT NOT NULL,
+    category TEXT, line TEXT, line_no INTEGER, signature TEXT, surface TEXT,
+    surface_line_no INTEGER, context TEXT NOT NULL DEFAULT '', mentions TEXT NOT NULL DEFAULT '',
+    log_note TEXT, ingested_at TEXT NOT NULL,
+    PRIMARY KEY (provider, job_id, attempt)
+);
+CREATE INDEX IF NOT EXISTS ci_jobs_repo_time ON ci_jobs (repo, finished_at);
+CREATE INDEX IF NOT EXISTS ci_jobs_signature ON ci_jobs (repo, signature);
+CREATE INDEX IF NOT EXISTS ci_jobs_commit ON ci_jobs (repo, commit_sha);
+CREATE INDEX IF NOT EXISTS ci_jobs_name ON ci_jobs (repo, job_name);
+CREATE TABLE IF NOT EXISTS ci_cursors (
+    source TEXT PRIMARY KEY, value TEXT NOT NULL, updated_at TEXT NOT NULL
+);
+"""
+
+# Context and mentions are stored one per line; a log line holds no newline.
+_SEP = "\n"
+_RUN_COLUMNS = [f.name for f in fields(RunRecord)]
+_JOB_COLUMNS = [f.name for f in fields(JobRecord)]
+# Columns a later, sparser report (a job webhook after a backfill) must not blank out.
+_KEEP_IF_NULL = {
+    "workflow_path", "branch", "commit_sha", "pr_number", "url", "run_url", "event",
+    "started_at", "run_id", "step",
+    # A re-delivery whose log could not be fetched keeps the earlier analysis.
+    "category", "line", "line_no", "signature", "surface", "surface_line_no",
+}
+_KEEP_IF_EMPTY = {"context", "mentions"}
+
+
+class FailureIndexError(Exception):
+    """The index database cannot be opened or has a newer schema than this code."""
+
+
+class SqliteFailureIndex:
+    """`FailureIndex` on stdlib sqlite3 in WAL mode; safe to share across threads."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = str(path)
+        try:
+            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA busy_timeout=5000")
+            self._lock = threading.Lock()
+            self._migrate()
+        except sqlite3.Error as exc:
+            raise FailureIndexError(f"cannot open the failure index at {self.path}: {exc}") from exc
+
+    def _migrate(self) -> None:
+        with self._lock:
+            self._db.executescript(_SCHEMA)
+            row = self._db.execute(
+                "SELECT version FROM ci_schema WHERE name = 'failure_index'"
+            ).fetchone()
+            if row is None:
+                self._db.execute(
+                    "INSERT OR IGNORE INTO ci_schema (name, version) VALUES ('failure_index', ?)",
+                    (SCHEMA_VERSION,),
+                )
+            elif int(row[0]) > SCHEMA_VERSION:
+                raise FailureIndexError(
+                    f"the failure index at {self.path} has schema version {row[0]}, "
+                    f"newer than this program's {SCHEMA_VERSION}"
+                )
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    # -- writes ---------------------------------------------------------------------------
+    def upsert_run(self, run: RunRecord, *, now: datetime) -> None:
+        values = {name: _column(getattr(run, name)) for name in _RUN_COLUMNS}
+        values["ingested_at"] = to_text(now)
+        self._upsert("ci_runs", values, ("provider", "run_id"))
+
+    def upsert_job(self, job: JobRecord, *, now: datetime) -> None:
+        values = {name: _column(getattr(job, name)) for name in _JOB_COLUMNS}
+        values["ingested_at"] = to_text(now)
+        self._upsert("ci_jobs", values, ("provider", "job_id", "attempt"))
+
+    def _upsert(self, table: str, values: dict[str, Any], key: tuple[str, ...]) -> None:
+        names = list(values)
+        updates = []
+        for name in names:
+            if name in key:
+                continue
+            if name in _KEEP_IF_NULL:
+                updates.append(f"{name} = COALESCE(excluded.{name}, {table}.{name})")
+            elif name in _KEEP_IF_EMPTY:
+                updates.append(f"{name} = COALESCE(NULLIF(excluded.{name}, ''), {table}.{name})")
+            elif name == "jobs_complete":
+                updates.append(f"{name} = MAX(excluded.{name}, {table}.{name})")
+            else:
+                updates.append(f"{name} = excluded.{name}")
+        sql = (
+            f"INSERT INTO {table} ({', '.join(names)}) "
+            f"VALUES ({', '.join('?' for _ in names)}) "
+            f"ON CONFLICT ({', '.join(key)}) DO UPDATE SET {', '.join(updates)}"
+        )
+        with self._lock:
+            self._db.execute(sql, [values[n] for n in names])
+
+    def prune(self, older_than: datetime) -> int:
+        """Delete runs and jobs that finished (or, unfinished, were ingested) before then."""
+        cutoff = to_text(older_than)
+        with self._lock:
+            self._db.execute("BEGIN")
+            try:
+                deleted = self._db.execute(
+                    "DELETE FROM ci_jobs WHERE COALESCE(finished_at, ingested_at) < ?", (cutoff,)
+                ).rowcount
+                self._db.execute(
+                    "DELETE FROM ci_runs WHERE COALESCE(finished_at, ingested_at) < ?", (cutoff,)
+                )
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+        return int(deleted)
+
+    def set_cursor(self, source: str, value: str, *, now: datetime) -> None:
+        with self._lock:
+            self._db.execute(
+                "INSERT INTO ci_cursors (source, value, updated_at) VALUES (?, ?, ?) "
+                "ON CONFLICT (source) DO UPDATE SET value = excluded.value, "
+                "updated_at = excluded.updated_at",
+                (source, value, to_text(now)),
+            )
+
+    # -- reads ----------------------------------------------------------------------------
+    def get_cursor(self, source: str) -> str | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT value FROM ci_cursors WHERE source = ?", (source,)
+            ).fetchone()
+        return None if row is None else str(row[0])
+
+    def has_job(self, provider: str, job_id: str, attempt: int) -> bool:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT 1 FROM ci_jobs WHERE provider = ? AND job_id = ? AND attempt = ?",
+                (provider, job_id, attempt),
+            ).fetchone()
+        return row is not None
+
+    def run_complete(self, provider: str, run_id: str) -> bool:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT jobs_complete FROM ci_runs WHERE provider = ? AND run_id = ?",
+                (provider, run_id),
+            ).fetchone()
+        return bool(row and row[0])
+
+    def has_run(self, provider: str, run_id: str) -> bool:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT 1 FROM ci_runs WHERE provider = ? AND run_id = ?", (provider, run_id)
+            ).fetchone()
+        return row is not None
+
+    def jobs(self, query: JobQuery) -> list[JobRecord]:
+        """Matching jobs, newest first; run-level PR numbers fill in what jobs lack."""
+        where, params = _where(query)
+        sql = (
+            f"SELECT {', '.join('j.' + c for c in _JOB_COLUMNS if c != 'pr_number')}, "
+            "COALESCE(j.pr_number, r.pr_number) "
+            "FROM ci_jobs j LEFT JOIN ci_runs r ON r.provider = j.provider AND r.run_id = j.run_id"
+            f"{' WHERE ' + ' AND '.join(where) if where else ''} "
+            "ORDER BY COALESCE(j.finished_at, j.ingested_at) DESC, j.job_id LIMIT ?"
+        )
+        with self._lock:
+            rows = self._db.execute(sql, [*params, max(query.limit, 0)]).fetchall()
+        return [_job_from_row(row) for row in rows]
+
+    def coverage(self, repo: str | None = None) -> Coverage:
+        sql = (
+            "SELECT COUNT(*), SUM(conclusion = 'failure'), MIN(COALESCE(finished_at, ingested_at)),"
+            " MAX(COALESCE(finished_at, ingested_at)) FROM ci_jobs"
+        )
+        params: list[Any] = []
+        if repo is not None:
+            sql += " WHERE repo = ? COLLATE NOCASE"
+            params.append(repo)
+        with self._lock:
+            count, failures, oldest, newest = self._db.execute(sql, params).fetchone()
+        return Coverage(int(count or 0), int(failures or 0), from_text(oldest), from_text(newest))
+
+
+def _column(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return to_text(value)
+    if isinstance(value, tuple):
+        return _SEP.join(str(v).replace("\n", " ") for v in value)
+    if isinstance(value, bool):
+        return int(value)
+    return value
+
+
+_TEXT_COLUMNS = (
+    "j.job_name", "j.step", "j.pipeline", "j.workflow_path", "j.line", "j.surface",
+    "j.context", "j.mentions",
+)
+
+
+def _like(value: str) -> str:
+    escaped = value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def _in(column: str, values: Sequence[str], where: list[str], params: list[Any]) -> None:
+    where.append(f"{column} IN ({', '.join('?' for _ in values)})")
+    params.extend(values)
+
+
+def _where(query: JobQuery) -> tuple[list[str], list[Any]]:
+    where: list[str] = []
+    params: list[Any] = []
+    if query.repo is not None:
+        where.append("j.repo = ? COLLATE NOCASE")
+        params.append(query.repo)
+    if query.since is not None:
+        where.append("COALESCE(j.finished_at, j.ingested_at) >= ?")
+        params.append(to_text(query.since))
+    if query.until is not None:
+        where.append("COALESCE(j.finished_at, j.ingested_at) <= ?")
+        params.append(to_text(query.until))
+    for column, values in (
+        ("j.conclusion", query.conclusions), ("j.job_name", query.job_names),
+        ("j.signature", query.signatures), ("j.commit_sha", query.commits),
+        ("j.category", query.categories),
+    ):
+        if values:
+            _in(column, values, where, params)
+    if query.text_any:
+        alternatives = []
+        for needle in query.text_any:
+            for column in _TEXT_COLUMNS:
+                alternatives.append(f"{column} LIKE ? ESCAPE '\\'")
+                params.append(_like(needle))
+        where.append(f"({' OR '.join(alternatives)})")
+    for column, pattern in (("j.job_name", query.job_name_like),
+                            ("j.signature", query.signature_like)):
+        if pattern:
+            where.append(f"{column} LIKE ? ESCAPE '\\'")
+            params.append(_like(pattern))
+    return where, params
+
+
+def _job_from_row(row: Sequence[Any]) -> JobRecord:
+    names = [c for c in _JOB_COLUMNS if c != "pr_number"] + ["pr_number"]
+    raw = dict(zip(names, row, strict=True))
+    values: dict[str, Any] = {}
+    for name in _JOB_COLUMNS:
+        value = raw[name]
+        if name in {"started_at", "finished_at", "ingested_at"}:
+            value = from_text(value)
+        elif name in {"context", "mentions"}:
+            value = tuple(value.split(_SEP)) if value else ()
+        values[name] = value
+    return JobRecord(**values)
