@@ -75,6 +75,7 @@ class SyncDriver:
         max_wait: float = 120.0,
     ) -> None:
         self.base_url = base_url
+        self._timeout_seconds = timeout
         self._github = Github(
             auth=Auth.Token(token), base_url=base_url, timeout=timeout,
             retry=retry or github_retry(max_rate_limit_wait=max_wait), user_agent=USER_AGENT,
@@ -106,14 +107,23 @@ class SyncDriver:
         finally:
             flow.close()
 
+    def _follow(self, location: str) -> tuple[int, dict[str, str], str]:
+        response = requests.get(location, timeout=self._timeout_seconds, allow_redirects=True)
+        lowered = {k.lower(): str(v) for k, v in response.headers.items()}
+        return response.status_code, lowered, response.text
+
     def call(self, call: ApiCall) -> ApiResult:
         self._wait_for_budget(call)
         try:
             status, headers, text = self._requester.requestJson(
                 call.method.upper(), call.url, parameters=dict(call.params or {}) or None,
-                headers={"Accept": call.accept}, input=call.body, follow_302_redirect=True,
+                headers={"Accept": call.accept}, input=call.body, follow_302_redirect=False,
             )
             lowered = {k.lower(): str(v) for k, v in headers.items()}
+            if status in (301, 302, 307) and "location" in lowered:
+                # Job logs redirect to a short-lived blob URL on another host: fetch it
+                # ourselves, without our Authorization header (PyGithub would forward it).
+                status, lowered, text = self._follow(lowered["location"])
             result = ApiResult(status, lowered, _decode(lowered, text))
         except RateLimitExceededExceedsMaxWait as exc:
             self._observe(call, exc.status, {})

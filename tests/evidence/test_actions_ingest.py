@@ -127,6 +127,9 @@ def test_sync_driver_and_workflow_run_payloads(tmp_path: Path) -> None:
         record = ingest_workflow_job_sync(payload, driver, index, NOW)
         driver.close()
         assert record is not None and record.category == "import-error"
+        # The redirect to the log blob is followed without our token.
+        blob_calls = [c for c in fake.calls if c.path.startswith("/_fake/blobs/")]
+        assert blob_calls and all("authorization" not in c.headers for c in blob_calls)
         # The run came from the workflow_run delivery: no lookup was needed.
         assert fake.count("actions/list-workflow-runs-for-repo") == 0
         (stored,) = index.jobs(JobQuery())
