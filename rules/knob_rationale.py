@@ -1,18 +1,181 @@
-"""PLACEHOLDER: being written."""
+"""knob-rationale: a tuning knob changed with no reason next to it or in the description."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Iterator
 
 from bot.findings import Finding, Severity
+from bot.snapshot import ChangedFile, Hunk
 from rules.base import Rule, RuleContext
+from rules.support.explain import comment_text
+from rules.support.knobs import (
+    GATES,
+    SAMPLE_COUNTS,
+    TIMEOUTS,
+    TOLERANCES,
+    UPPER_WORDS,
+    Categories,
+    Change,
+    Description,
+    KnobFilter,
+    Setting,
+    adjacent_comment,
+    head_text_map,
+    hunk_changes,
+    knob_filter,
+    loosening,
+    new_unit_lines,
+    shared_filter,
+    value_lines,
+)
+
+_LOOSENING = "threshold-loosening"
+
+
+def _signature(setting: Setting, change: Change) -> tuple[str, str, str]:
+    old = change.old.value if change.old is not None else ""
+    return setting.name, old, setting.value
+
+
+def _subjects(change: Change) -> list[str]:
+    """Names and distinctive values a description sentence may use to explain this knob."""
+    setting = change.setting
+    subjects = [setting.name, setting.raw]
+    subjects += [v for v in (setting.value,) if len(v) >= 3 and any(ch.isdigit() for ch in v)]
+    return subjects
 
 
 class KnobRationale(Rule):
-    """PLACEHOLDER."""
+    """A tuning knob changed or added with no stated reason.
+
+    Why it destabilizes CI
+    ----------------------
+    Memory fractions, batch-token limits, concurrency, timeouts and accuracy gates are
+    tuned against one failure on one machine. In vLLM #51015 the GLM-5.2 TP1/PCP4 eval
+    started to OOM only because an earlier PR had raised `--max-num-batched-tokens` to
+    32768; the SGLang Xeon fix raised `--mem-fraction-static` 0.2 → 0.3 because the
+    KV-cache sizing reserved too little slack under concurrent model loads. Without the
+    reason written down, the next person retunes the value back and the flake returns.
+    A `#` inside a folded YAML scalar (`server_args: >-`) or a literal one that is passed
+    on as arguments is part of the value, not a comment, so it does not count as an
+    explanation (block-scalar-comment reports it); `#` lines in literal shell scripts
+    (`run: |`, Buildkite `- |`) are real shell comments and do count.
+
+    Flags
+    -----
+    A knob from the configured `knobs` list whose value changes (or which is added to an
+    existing config or test) with no `#` comment within two lines and no sentence in the
+    PR description giving a reason; one notice per hunk, listing its knobs:
+    ```yaml
+    server_args: >-
+      --max-model-len 4096
+      --max-num-batched-tokens 32768
+    ```
+
+    Knobs of a new file, or of a new test, step or job added whole, are not asked about
+    (that is new configuration, not a retune). Loosened gates, tolerances, timeouts and
+    sample counts are left to `threshold-loosening`, which warns about them anyway. A
+    comment explaining one change also covers the same old → new change repeated in the
+    same file (one decorator per test). Commented-out code and pragmas are not reasons.
+
+    Prefer
+    ------
+    Say why, next to the value (or in the description):
+    ```yaml
+    # 32K batches keep the large-batch PCP path covered; the TP1/PCP4 config
+    # needs expandable segments for it (see #51015).
+    server_args: >-
+      --max-model-len 4096
+      --max-num-batched-tokens 32768
+    ```
+    """
 
     id = "knob-rationale"
     severity = Severity.NOTICE
 
     def check(self, ctx: RuleContext) -> Iterable[Finding]:
-        return ()
+        wanted = knob_filter(ctx.config.knobs)
+        union = shared_filter(ctx.config)
+        description = Description(ctx.snapshot.text)
+        categories = None
+        if ctx.config.settings(_LOOSENING).enabled:
+            def opt(name: str, default: tuple[str, ...]) -> tuple[str, ...]:
+                return tuple(ctx.config.option(_LOOSENING, name, default))
+            categories = Categories(
+                opt("gates", GATES), opt("tolerances", TOLERANCES), opt("timeouts", TIMEOUTS),
+                opt("sample_counts", SAMPLE_COUNTS), opt("upper_bound_words", UPPER_WORDS),
+            )
+        for changed in ctx.files():
+            if changed.status in ("added", "copied"):
+                continue  # a new config or test is reviewed as a whole, not as a retune
+            yield from self._file(changed, wanted, union, description, categories)
+
+    def _file(
+        self, changed: ChangedFile, wanted: KnobFilter, union: KnobFilter,
+        description: Description, categories: Categories | None,
+    ) -> Iterator[Finding]:
+        per_hunk: list[tuple[Hunk, list[Change]]] = []
+        for hunk in changed.hunks:
+            fresh = new_unit_lines(hunk)
+            kept: list[Change] = []
+            for change in hunk_changes(changed, hunk, union):
+                new = change.new
+                if new is None or not new.literal or not wanted(new.name) or not change.is_change:
+                    continue
+                if change.old is None and new.line in fresh:
+                    continue  # a knob of a brand-new test/step is not a retune
+                if categories is not None and loosening(change, categories, True):
+                    continue  # threshold-loosening warns about it, with the same question
+                kept.append(change)
+            if kept:
+                per_hunk.append((hunk, kept))
+        if not per_hunk:
+            return
+        explained: set[tuple[str, str, str]] = set()
+        for _, changes in per_hunk:
+            for change in changes:
+                setting = change.setting
+                if adjacent_comment(changed, setting.lines) or description.explains(
+                    _subjects(change)
+                ):
+                    # The same retune repeated in this file (e.g. one decorator per test)
+                    # is covered by the comment written once.
+                    explained.add(_signature(setting, change))
+        for _, changes in per_hunk:
+            missing = sorted(
+                (c for c in changes if _signature(c.setting, c) not in explained),
+                key=lambda c: c.setting.line,
+            )
+            if missing:
+                yield self._finding(changed, missing)
+
+    def _finding(self, changed: ChangedFile, changes: list[Change]) -> Finding:
+        head = head_text_map(changed)
+        counts = Counter(c.describe() for c in changes)
+        listed = ", ".join(f"{d} (×{n})" if n > 1 else d for d, n in counts.items())
+        plural = "s" if len(counts) > 1 else ""
+        message = (
+            f"Tuning knob{plural} changed without a stated reason: {listed}. Say why next to "
+            "the value or in the PR description (the OOM, timeout or flake it fixes), so the "
+            "next retune knows what it protects."
+        )
+        in_block = [
+            c for c in changes
+            if any(comment_text(head.get(n, "")) and n in value_lines(changed)
+                   for n in c.setting.lines)
+        ]
+        if in_block:
+            message += (
+                " The `#` text on the knob's line is inside a YAML block scalar, so it is part "
+                "of the value, not a comment: move it above the key."
+            )
+        return self.finding(
+            message,
+            file=changed,
+            line=changes[0].setting.line,
+            key="knobs:" + ";".join(sorted(c.describe() for c in changes)),
+            details=tuple(
+                (c.setting.raw, c.describe()[len(c.setting.raw) + 1 :]) for c in changes
+            ),
+        )

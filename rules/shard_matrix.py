@@ -1,18 +1,363 @@
-"""PLACEHOLDER: being written."""
+"""shard-matrix: shard ids that don't cover the shard count, and shard-count changes."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+import textwrap
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import yaml
 
 from bot.findings import Finding, Severity
+from bot.snapshot import ChangedFile, Hunk
 from rules.base import Rule, RuleContext
+from rules.support.knobs import (
+    MAX_LINE,
+    SHARD_SIZE_KEYS,
+    KnobFilter,
+    hunk_changes,
+    knob_filter,
+    normalize,
+    number,
+    shared_filter,
+    sides,
+)
+from rules.support.yamlscan import ITEM, YamlLine, scan
+
+_MAX_TEXT = 1_000_000  # larger files are judged from the patch alone
+_MAX_NODES = 20_000  # YAML nodes visited per matrix (aliases share nodes: no bombs)
+_MAX_BLOCK = 3_000  # lines of one matrix block
+_MAX_SHARDS = 10_000
+_FLOW_LIST_RE = re.compile(r"^\s*(?:-\s+)?([\"']?)([A-Za-z_][\w.-]*)\1\s*:\s*\[([^\[\]]*)\]$")
+_FLOW_ENTRY_RE = re.compile(r"^\s*\{[^{}]*\}")
+_COMMENT_RE = re.compile(r"(?:^|\s)#.*$")
+_GROUP_KEYS = ("config", "suite")  # include entries shard separately per test config
+_MATRIX = frozenset({"matrix", "test-matrix"})
+_NEUTRAL = frozenset({"blank", "comment"})
+
+
+def _code(text: str) -> str:
+    return _COMMENT_RE.sub("", text[:MAX_LINE]).rstrip()
+
+
+class _Budget(Exception):
+    pass
+
+
+def _plain(node: yaml.Node, budget: list[int]) -> Any:
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise _Budget
+    if isinstance(node, yaml.MappingNode):
+        return {str(_plain(k, budget)): _plain(v, budget) for k, v in node.value}
+    if isinstance(node, yaml.SequenceNode):
+        return [_plain(item, budget) for item in node.value]
+    if node.tag.endswith(":int") and str(node.value).lstrip("+-").isdecimal():
+        return int(node.value)
+    return str(node.value)
+
+
+def _parse(text: str) -> Any:
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+        return None if node is None else _plain(node, [_MAX_NODES])
+    except (yaml.YAMLError, _Budget, RecursionError, ValueError, TypeError):
+        return None
+
+
+@dataclass(frozen=True)
+class _Opts:
+    ids: frozenset[str]
+    sizes: frozenset[str]
+    one_based: frozenset[str]
+    size_flag: re.Pattern[str]
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+_Group = tuple[str, list[int], int | None, str]  # id key, ids, shard count, which jobs
+
+
+def _groups(data: Any, opts: _Opts) -> list[_Group]:
+    """The sets of shard ids that must each cover a range, with the shard count if stated."""
+    if not isinstance(data, dict):
+        return []
+    sized = [v[0] if isinstance(v, list) and len(v) == 1 else v
+             for k, v in data.items() if normalize(k) in opts.sizes]
+    top = next((v for v in sized if _is_int(v)), None)
+    groups: list[_Group] = [(k, v, top, "") for k, v in data.items() if normalize(k) in opts.ids
+                            and isinstance(v, list) and v and all(_is_int(x) for x in v)]
+    dims = {k for k, _, _, _ in groups}
+    exclude = data.get("exclude")
+    for key, ids, size, _ in list(groups):
+        # `exclude: [{box: gnr, part: 2}]` leaves the gnr jobs without part 2.
+        hidden: dict[str, set[int]] = {}
+        for entry in exclude if isinstance(exclude, list) else []:
+            if isinstance(entry, dict) and _is_int(entry.get(key)):
+                label = ", ".join(f"{k}={v}" for k, v in entry.items() if k != key)
+                hidden.setdefault(label, set()).add(entry[key])
+        implied = size or max(ids) - (0 if 0 in ids else 1) + 1
+        groups += [(key, [i for i in ids if i not in gone], implied, label)
+                   for label, gone in hidden.items()]
+    by_group: dict[tuple[Any, ...], _Group] = {}
+    include = data.get("include")
+    for entry in include if isinstance(include, list) else []:
+        if not isinstance(entry, dict):
+            continue
+        id_key = next((k for k, v in entry.items()
+                       if normalize(k) in opts.ids and _is_int(v) and k not in dims), None)
+        if id_key is None:
+            continue
+        count = next((v for k, v in entry.items() if normalize(k) in opts.sizes and _is_int(v)),
+                     top)
+        slot = (id_key, count, *(str(entry.get(g)) for g in _GROUP_KEYS))
+        which = ", ".join(f"{g}={entry[g]}" for g in _GROUP_KEYS if g in entry)
+        by_group.setdefault(slot, (id_key, [], count, which))[1].append(entry[id_key])
+    return groups + list(by_group.values())
+
+
+def _problem(key: str, ids: list[int], size: int | None, opts: _Opts) -> str | None:
+    present = set(ids)
+    if 0 in present:
+        base = 0
+    elif (size is not None and max(ids) == size) or (size is None and 1 in present):
+        base = 1
+    else:
+        base = 1 if normalize(key) in opts.one_based else 0
+    top = base + size - 1 if size is not None else max(ids)
+    if top - base >= _MAX_SHARDS:
+        return None
+    missing = [x for x in range(base, top + 1) if x not in present]
+    duplicate = sorted(x for x, n in Counter(ids).items() if n > 1)
+    outside = sorted(x for x in present if x < base or x > top)
+    parts = [f"{label} {', '.join(map(str, values))}" for label, values in
+             (("missing", missing), ("duplicated", duplicate), ("out of range", outside))
+             if values]
+    return "; ".join(parts) or None
 
 
 class ShardMatrix(Rule):
-    """PLACEHOLDER."""
+    """A shard matrix that doesn't cover its shard count, or a change to shard counts.
+
+    Why it destabilizes CI
+    ----------------------
+    Sharded suites (SGLang `part: [0, 1, 2]` with `--auto-partition-id/--auto-partition-size`,
+    PyTorch `test-matrix` entries with `shard`/`num_shards`, Buildkite `parallelism`)
+    only run every test when the shard ids cover `range(size)` exactly: a missing id
+    silently drops a slice of the suite, a duplicate runs one twice. Changing the
+    count is sometimes the fix (the SGLang Xeon CI went from 4 socket-pinned parts to 3
+    full-machine shards because sglang sizes its KV pool from host memory, ignoring the
+    cgroup limit), but it moves tests between shards, changes per-shard runtime against
+    the job timeout, and needs runners for every shard, so it deserves a look.
+
+    Flags
+    -----
+    Shard ids with gaps, duplicates or ids beyond the shard count (error), and changed
+    shard counts, matrix dimensions, `max-parallel` or `parallelism` (notice):
+    ```yaml
+    matrix:
+      part: [0, 1, 2, 4]
+    # ...
+    run: python3 run_suite.py --auto-partition-id ${{ matrix.part }} --auto-partition-size 4
+    ```
+
+    Prefer
+    ------
+    Ids that cover the count exactly, with the count stated once:
+    ```yaml
+    matrix:
+      part: [0, 1, 2, 3]
+    # ...
+    run: python3 run_suite.py --auto-partition-id ${{ matrix.part }} --auto-partition-size 4
+    ```
+    """
 
     id = "shard-matrix"
     severity = Severity.ERROR
+    options: ClassVar[Mapping[str, Any]] = {
+        "id_keys": ("part", "part-id", "shard", "shard-id", "shard-index", "partition",
+                    "partition-id", "group"),
+        "size_keys": SHARD_SIZE_KEYS,
+        "one_based_keys": ("shard", "group"),
+    }
 
     def check(self, ctx: RuleContext) -> Iterable[Finding]:
-        return ()
+        sizes = frozenset(normalize(k) for k in ctx.option("size_keys"))
+        flags = "|".join(re.escape(k).replace("\\-", "[-_]") for k in sorted(sizes))
+        opts = _Opts(
+            frozenset(normalize(k) for k in ctx.option("id_keys")), sizes,
+            frozenset(normalize(k) for k in ctx.option("one_based_keys")),
+            re.compile(rf"--(?:{flags})(?:=|\s+)[\"']?(\d+)\b") if flags else re.compile(r"(?!)"),
+        )
+        counted = knob_filter((*sizes, "max-parallel", "parallelism"))
+        union = shared_filter(ctx.config)
+        for changed in ctx.files("workflow", "ci-config"):
+            if not changed.path.endswith((".yml", ".yaml")):
+                continue
+            views: dict[str, dict[int, YamlLine] | None] = {}  # whole base/head, on need
+            yield from self._coverage(changed, opts, views)
+            if changed.status not in ("added", "copied"):
+                for hunk in changed.hunks:
+                    yield from self._counts(changed, hunk, counted, union, views)
+
+    def _coverage(
+        self, changed: ChangedFile, opts: _Opts, views: dict[str, dict[int, YamlLine] | None]
+    ) -> Iterator[Finding]:
+        added = changed.added_line_numbers
+        if not added:
+            return
+        head = changed.head_text
+        if "matrix" not in (head if head is not None else "") and not any(
+                "matrix" in line.text for h in changed.hunks for line in h.lines):
+            segments: list[list[YamlLine]] = []  # only bare `part: [...]` lines can be judged
+        elif (whole := _view(changed, "head", views)) is not None:
+            segments = [list(whole.values())]
+        else:
+            segments = [scan(((n, t) for n, t, _ in sides(h)[1]), full=False,
+                             section=h.section) for h in changed.hunks]
+        complete = views.get("head") is not None
+        visible = [y.text for seg in segments for y in seg] if segments else [
+            line.text for h in changed.hunks for line in h.lines if line.new_no is not None]
+        sizes = {int(m.group(1)) for t in visible if "--" in t
+                 for m in opts.size_flag.finditer(_code(t))}
+        file_size = next(iter(sizes)) if len(sizes) == 1 else None
+        spans: list[tuple[int, int]] = []
+        for seg in segments:
+            for k, line in enumerate(seg):
+                if line.kind != "key" or line.key not in _MATRIX:
+                    continue
+                path, end = line.full_path, k
+                if line.value[:1] in ("{", "["):
+                    body = line.value
+                elif not line.value or line.opens is not None:
+                    while end + 1 < len(seg) and (seg[end + 1].kind in _NEUTRAL
+                                                  or seg[end + 1].path[: len(path)] == path):
+                        end += 1
+                    if (end + 1 == len(seg) and not complete) or end - k > _MAX_BLOCK:
+                        continue  # the end of the block is not visible: ids may be missing
+                    body = textwrap.dedent(
+                        "\n".join(y.text[:MAX_LINE] for y in seg[k + 1 : end + 1]))
+                else:
+                    continue  # `${{ fromJSON(...) }}` and the like: nothing to check
+                spans.append((line.number, seg[end].number))
+                job, job_sizes = _job(seg, line, opts)
+                touched = [y.number for y in seg[k : end + 1] if y.number in added]
+                touched += [n for _, n in job_sizes if n in added]
+                if not touched:
+                    continue  # only changed matrices are judged
+                counts = {c for c, _ in job_sizes}
+                size = next(iter(counts)) if len(counts) == 1 else None if job else file_size
+                for key, ids, stated, label in _groups(_parse(body), opts):
+                    yield from self._report(changed, key, ids, stated if stated else size,
+                                            min(touched), opts, job, label)
+        for added_line in changed.added_lines:
+            no, text = added_line.new_no or 0, added_line.text
+            flow = _FLOW_LIST_RE.match(_code(text)) if "[" in text else None
+            if flow is None or normalize(flow.group(2)) not in opts.ids or any(
+                    a <= no <= b for a, b in spans):
+                continue
+            values = [number(v) for v in flow.group(3).split(",") if v.strip()]
+            ids = [int(v) for v in values if v is not None and v == int(v)]
+            if ids and len(ids) == len(values):
+                yield from self._report(changed, flow.group(2), ids, file_size, no, opts, "")
+
+    def _report(self, changed: ChangedFile, key: str, ids: list[int], size: int | None,
+                line: int, opts: _Opts, job: str, label: str = "") -> Iterator[Finding]:
+        if not ids or (size is not None and not 0 < size <= _MAX_SHARDS):
+            return
+        problem = _problem(key, ids, size, opts)
+        if problem is None:
+            return
+        where = (f" of job `{job}`" if job else "") + (f" ({label})" if label else "")
+        count = f" for {size} shards" if size is not None else ""
+        yield self.finding(
+            f"Shard ids `{key}` = {ids}{where} don't cover the shards exactly{count}: "
+            f"{problem}. A missing shard's tests never run and a duplicate runs twice.",
+            file=changed, line=line, key=f"cover|{job}|{label}|{key}|{sorted(ids)}|{size}",
+        )
+
+    def _counts(
+        self, changed: ChangedFile, hunk: Hunk, counted: KnobFilter, union: KnobFilter,
+        views: dict[str, dict[int, YamlLine] | None],
+    ) -> Iterator[Finding]:
+        items: dict[str, int] = {}  # description → first added line (0 when none)
+        for change in hunk_changes(changed, hunk, union):
+            s = change.setting
+            numeric = all(c is None or number(c.value) is not None
+                          for c in (change.old, change.new))
+            pairless = change.old is None or change.new is None
+            if counted(s.name) and numeric and change.is_change and (
+                    not pairless or s.name in ("parallelism", "max-parallel")):
+                items.setdefault(change.describe(), change.new.line if change.new else 0)
+        lists: dict[str, list[int]] = {}
+        deltas: Counter[str] = Counter()
+        first: dict[str, int] = {}
+        for side, which, sign in zip(sides(hunk), ("base", "head"), (-1, 1), strict=True):
+            candidates = [(no, _code(text)) for no, text, is_changed in side if is_changed and (
+                "[" in text or text.lstrip().startswith(("-", "{")))]
+            if not candidates:
+                continue
+            known = _view(changed, which, views) or {
+                y.number: y for y in scan(((n, t) for n, t, _ in side), full=False,
+                                          section=hunk.section)}
+            for no, code in candidates:
+                line = known.get(no)
+                if line is None or not _MATRIX & set(line.path):
+                    continue
+                flow = _FLOW_LIST_RE.match(code) if line.kind == "key" else None
+                if flow:
+                    count = len([v for v in flow.group(3).split(",") if v.strip()])
+                    lists.setdefault(flow.group(2), [-1, -1])[sign > 0] = count
+                    parent = flow.group(2)
+                elif line.item and line.path[-1:] == (ITEM,) and len(line.path) > 1:
+                    parent = line.path[-2]  # `- runner: …` under `include:`, `- "3.12"`
+                elif line.kind == "block" and _FLOW_ENTRY_RE.match(code):
+                    parent = line.path[-1]  # a `{ config: …, shard: 1 }` test-matrix entry
+                else:
+                    continue
+                if not flow:
+                    deltas[parent] += sign
+                if sign > 0:
+                    first.setdefault(parent, no)
+        for key, (old, new) in lists.items():
+            if old >= 0 and new >= 0 and old != new:
+                items.setdefault(f"{key} {old} → {new} values", first.get(key, 0))
+        for key, delta in deltas.items():
+            if delta:
+                noun = "entry" if abs(delta) == 1 else "entries"
+                items.setdefault(f"{key} {delta:+d} {noun}", first.get(key, 0))
+        if items:
+            lines = [n for n in items.values() if n]
+            yield self.finding(
+                f"Shard matrix changed: {'; '.join(items)}. Tests move between shards and "
+                "per-shard runtime changes: check the job timeout and that a runner exists "
+                "for every shard.",
+                file=changed, line=min(lines) if lines else None, severity=Severity.NOTICE,
+                key="counts|" + ";".join(sorted(items)),
+            )
+
+
+def _job(seg: list[YamlLine], line: YamlLine, opts: _Opts) -> tuple[str, list[tuple[int, int]]]:
+    """The job around a matrix (the key under `jobs:`) and the shard counts its commands
+    pass (`--auto-partition-size 4`), with their lines; the whole view when unknown."""
+    job = line.path[1] if line.path[:1] == ("jobs",) and len(line.path) > 1 else ""
+    scope = [y for y in seg if y.path[:2] == ("jobs", job)] if job else seg
+    return job, [(int(m.group(1)), y.number) for y in scope if "--" in y.text
+                 for m in opts.size_flag.finditer(_code(y.text))]
+
+
+def _view(
+    changed: ChangedFile, which: str, views: dict[str, dict[int, YamlLine] | None]
+) -> dict[int, YamlLine] | None:
+    """The whole base or head text scanned, when known and not too large."""
+    if which not in views:
+        text = changed.base_text if which == "base" else changed.head_text
+        ok = text is not None and 0 < len(text) <= _MAX_TEXT
+        views[which] = {y.number: y for y in scan(enumerate(text.splitlines(), 1))} \
+            if ok and text else None
+    return views[which]
