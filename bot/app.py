@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import aiohttp
 from gidgethub.aiohttp import GitHubAPI
 
+from bot.evidence.duplicates import FilesCache
 from bot.evidence.records import FailureIndex
 from bot.github.auth import AppAuth
 from bot.github.drive_async import DEFAULT_TIMEOUT, AsyncDriver, metrics_hook
@@ -41,6 +42,7 @@ class AppContext:
     clock: Callable[[], float] = time.time
     caches: dict[int, BoundedCache] = field(default_factory=dict)
     failure_index: FailureIndex | None = None
+    files_cache: FilesCache | None = None  # PR files seen by the duplicate-work search
     # Tests shorten GitHub's ≥1 s spacing between writes; production keeps it.
     write_spacing: float = 1.0
     timeout: aiohttp.ClientTimeout = DEFAULT_TIMEOUT

@@ -26,7 +26,7 @@ HELP = """\
 | `/stability review` | re-run the review on the current head | anyone |
 | `/stability explain <rule>` | show a rule's documentation | anyone |
 | `/stability runs` | list prior failing CI runs related to this PR's files | anyone |
-| `/stability ignore <rule> [path] -- <reason>` | waive a rule on this PR (who/why/when kept) | write |
+| `/stability ignore <rule> [path] -- <reason>` | waive a rule here (who, why, when kept) | write |
 | `/stability unignore <rule>` | remove that waiver | write |
 | `/stability help` | this message | anyone |
 """

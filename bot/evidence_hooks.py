@@ -13,9 +13,11 @@ from bot.snapshot import PullRequestSnapshot
 if TYPE_CHECKING:
     from bot.app import AppContext
     from bot.evidence.records import FailureIndex
+    from bot.github.calls import Flow
 
 log = logging.getLogger("bot.evidence")
 Decorate = Callable[[Report, PullRequestSnapshot], Report]
+Enrich = Callable[[Report, PullRequestSnapshot], "Flow[Report]"]
 
 
 def failure_index(ctx: AppContext) -> FailureIndex:
@@ -37,6 +39,27 @@ def evidence_for(ctx: AppContext, full_name: str) -> tuple[Decorate, str]:
 
     index = failure_index(ctx)
     return evidence_decorator(index, now=_now(ctx)), index_digest(index, full_name)
+
+
+def duplicates_for(ctx: AppContext) -> Enrich:
+    """For a CI-fix PR: open or recently merged PRs on the same files or failing jobs."""
+    from bot.evidence.duplicates import FilesCache, attach_duplicates, find_duplicates
+    from bot.evidence.lookup import prior_failing_runs
+    from rules.support.prtext import ci_fix_phrase
+
+    if ctx.files_cache is None:
+        ctx.files_cache = FilesCache()
+    cache, now, index = ctx.files_cache, _now(ctx), failure_index(ctx)
+
+    def enrich(report: Report, snapshot: PullRequestSnapshot) -> Flow[Report]:
+        if ci_fix_phrase(snapshot.title, snapshot.body, snapshot.labels) is None:
+            return report  # only a CI fix is asked for a duplicate-work check
+        related = prior_failing_runs(index, snapshot, now=now).related
+        jobs = sorted({r.job.job_name for r in related if r.job.job_name})
+        found = yield from find_duplicates(snapshot, now=now, failing_jobs=jobs, cache=cache)
+        return attach_duplicates(report, found)
+
+    return enrich
 
 
 async def ingest_workflow_job(ctx: AppContext, installation: int, payload: dict[str, object]

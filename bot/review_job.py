@@ -40,7 +40,7 @@ async def review_pull(
     ctx: AppContext, installation: int, owner: str, repo: str, number: int, *,
     force: bool = False, draft: bool = False, delivery_id: str = "",
 ) -> None:
-    from bot.evidence_hooks import evidence_for
+    from bot.evidence_hooks import duplicates_for, evidence_for
     from rules import ALL_RULES
 
     full_name = f"{owner}/{repo}"
@@ -57,6 +57,7 @@ async def review_pull(
         owner, repo, number, bot_login=ctx.bot_login,
         waivers=waivers_for(ctx.store, full_name, number), force=force,
         config_text=config_text, decorate=decorate, extra_digest=digest, early_check=False,
+        enrich=duplicates_for(ctx),
     )
     head = pull["head"]["sha"]
     prior = ctx.store.get_pr_state(full_name, number)

@@ -29,6 +29,8 @@ from bot.surfaces import classify, surface_table
 from rules.base import Rule
 
 Decorate = Callable[[Report, PullRequestSnapshot], Report]
+# Like Decorate, but may call GitHub (e.g. to look for duplicate PRs): a flow.
+Enrich = Callable[[Report, PullRequestSnapshot], Flow[Report]]
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,7 @@ class ReviewRequest:
     # a change to it is not mistaken for "nothing changed".
     extra_digest: str = ""
     decorate: Decorate | None = None  # attaches sections (prior failing runs) to the report
+    enrich: Enrich | None = None  # runs after decorate, with API access (duplicate work)
     publish: bool = True
     force: bool = False  # review and publish even when nothing changed
     early_check: bool = True  # show an in_progress check while reviewing
@@ -137,6 +140,8 @@ def review_pull_request(
         text_cap=request.text_cap, pull=pull,
     )
     report = evaluate(snapshot, config, problem, request, rules)
+    if request.enrich is not None:
+        report = yield from request.enrich(report, snapshot)
     if request.publish:
         state = yield from publish(
             report, snapshot, owner, repo, state, request.bot_login, request.waivers,
