@@ -44,6 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="exit 1 when a finding is at or above this level "
                              "(default: the config's fail_on, error)")
     parser.add_argument("--rules", metavar="ID[,ID…]", help="run only these rules")
+    parser.add_argument("--evidence-db", metavar="PATH",
+                        help="failure index (SQLite, as written by the App or `runs backfill`): "
+                             "adds the prior failing runs related to the changed files")
     parser.add_argument("--output", "-o", metavar="FILE", help="write the output here")
     return parser
 
@@ -119,6 +122,29 @@ def select_rules(spec: str | None) -> tuple[Rule, ...]:
     return tuple(RULES_BY_ID[w] for w in wanted)
 
 
+def _with_evidence(report: Report, snapshot: PullRequestSnapshot, path: str,
+                   config: Config) -> Report:
+    """The "Prior failing runs" section, offline, from an index file."""
+    from datetime import UTC, datetime
+
+    from bot.engine import classify_snapshot
+    from bot.evidence.index import FailureIndexError, SqliteFailureIndex
+    from bot.evidence.lookup import evidence_decorator
+
+    if not Path(path).is_file():
+        raise UsageError(f"--evidence-db {path}: no such file")
+    try:
+        index = SqliteFailureIndex(path)
+    except FailureIndexError as exc:
+        raise UsageError(f"--evidence-db {path}: {exc}") from None
+    try:
+        # Wall-clock time only here, at the edge: it dates the evidence window.
+        decorate = evidence_decorator(index, now=datetime.now(UTC))
+        return decorate(report, classify_snapshot(snapshot, config))
+    finally:
+        index.close()
+
+
 def render(report: Report, fmt: str) -> str:
     if fmt == "json":
         from bot.render import jsonout
@@ -171,6 +197,12 @@ def main(argv: Sequence[str]) -> int:
         sys.stderr.write(f"ci-stability review: {exc}\n")
         return 2
     report = review(snapshot, config, rules)
+    if args.evidence_db:
+        try:
+            report = _with_evidence(report, snapshot, args.evidence_db, config)
+        except UsageError as exc:
+            sys.stderr.write(f"ci-stability review: {exc}\n")
+            return 2
     output = render(report, args.format)
     if args.output:
         Path(args.output).write_text(output, encoding="utf-8")

@@ -149,3 +149,29 @@ def test_git_range_source_reads_full_texts_and_config_from_base(
     assert json.loads(out)["errors"] == []
     code, _, err = run(["review", "--git", "nope..HEAD", "--repo", str(repo)], capsys)
     assert code == 2 and "git" in err
+
+
+def test_evidence_db_adds_prior_failing_runs_offline(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import dataclasses
+    from datetime import UTC, datetime, timedelta
+
+    from bot.evidence.index import SqliteFailureIndex
+    from tests.evidence.factories import job, pcp_oom_log
+
+    now = datetime.now(UTC)
+    record = dataclasses.replace(job("81913", log=pcp_oom_log()),
+                                 started_at=now - timedelta(hours=3),
+                                 finished_at=now - timedelta(hours=2))
+    index = SqliteFailureIndex(tmp_path / "ci.db")
+    index.upsert_job(record, now=now)
+    index.close()
+    example = Path(__file__).resolve().parents[2] / "examples/vllm-51015-glm-pcp-allocator.json"
+    code, out, err = run(["review", "--pr", str(example), "--format", "markdown",
+                          "--evidence-db", str(tmp_path / "ci.db")], capsys)
+    assert code == 0, err
+    assert "Prior failing runs" in out and "LM Eval PCP 4xB200" in out and "cuda-oom" in out
+    code, _, err = run(["review", "--pr", str(example), "--evidence-db",
+                        str(tmp_path / "missing.db")], capsys)
+    assert code == 2 and "no such file" in err
