@@ -1,0 +1,168 @@
+"""`ci-stability serve`: run the GitHub App (webhook intake, workers, health, metrics).
+
+The event handling itself comes from `bot.app.build_handler(settings, store, metrics)`,
+which returns an async callable taking a `Delivery` (it may also be a coroutine
+function returning one; a returned object with `aclose()` is closed at shutdown).
+Until that module exists, deliveries are logged and completed so the server can be
+deployed and exercised on its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import importlib
+import inspect
+import logging
+import os
+import signal
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+from aiohttp import web
+
+from bot.jsonlog import configure_logging
+from bot.metrics import Metrics
+from bot.queue import Handler, Worker
+from bot.settings import Settings, SettingsError
+from bot.store import Delivery, Store, StoreError, connect
+from bot.web import build_web_app
+
+log = logging.getLogger("bot.serve")
+
+EXIT_OK, EXIT_USAGE = 0, 2
+HandlerFactory = Callable[[Settings, Store, Metrics], "Handler | Awaitable[Handler]"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ci-stability serve",
+        description="Run the GitHub App: receive webhooks, queue them durably, review PRs.",
+        epilog="Settings come from the environment (GITHUB_APP_ID, GITHUB_PRIVATE_KEY or "
+               "GITHUB_PRIVATE_KEY_PATH, GITHUB_WEBHOOK_SECRET, GITHUB_API_URL, "
+               "CI_STABILITY_DB, PORT, CI_STABILITY_WORKERS, …); see the README.",
+    )
+    parser.add_argument("--host", default="0.0.0.0", help="address to listen on (0.0.0.0)")
+    parser.add_argument("--port", type=int, metavar="P",
+                        help="port to listen on (default: $PORT, else 8080; 0 picks a free one)")
+    parser.add_argument("--log-level", default=os.environ.get("CI_STABILITY_LOG_LEVEL", "INFO"),
+                        choices=("DEBUG", "INFO", "WARNING", "ERROR"), type=str.upper)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, handler_factory: HandlerFactory | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.port is not None and not 0 <= args.port <= 65535:
+        sys.stderr.write(f"ci-stability serve: --port {args.port} is not a port (0-65535)\n")
+        return EXIT_USAGE
+    try:
+        settings = Settings.from_env(os.environ)
+    except SettingsError as exc:
+        sys.stderr.write(f"ci-stability serve: {exc}\n")
+        return EXIT_USAGE
+    configure_logging(args.log_level, secrets=settings.secrets)
+    port = settings.port if args.port is None else args.port
+    try:
+        asyncio.run(serve(settings, args.host, port, handler_factory))
+    except StoreError as exc:
+        sys.stderr.write(f"ci-stability serve: {exc}\n")
+        return EXIT_USAGE
+    except OSError as exc:
+        sys.stderr.write(f"ci-stability serve: cannot listen on {args.host}:{port}: "
+                         f"{exc.strerror or exc}\n")
+        return EXIT_USAGE
+    return EXIT_OK
+
+
+async def serve(
+    settings: Settings, host: str, port: int, handler_factory: HandlerFactory | None = None,
+    stop: asyncio.Event | None = None,
+) -> None:
+    """Run until SIGTERM/SIGINT (or `stop` is set), then shut down in order: stop
+    taking webhooks, let running handlers finish, close the store."""
+    store = connect(settings.db_path)
+    metrics = Metrics()
+    try:
+        handler = await _make_handler(handler_factory or load_handler_factory(),
+                                      settings, store, metrics)
+        worker = Worker(store, handler, settings.workers, settings.max_attempts,
+                        metrics=metrics)
+        runner = web.AppRunner(build_web_app(settings, store, worker, metrics),
+                               access_log=None, handle_signals=False)
+        await runner.setup()
+        try:
+            site = web.TCPSite(runner, host, port)
+            await site.start()
+            log.info("listening", extra={"host": host, "port": _bound_port(runner, port),
+                                         "workers": settings.workers, "db": settings.db_path})
+            await worker.start()
+            await _wait_for_signal(stop or asyncio.Event())
+            log.info("stopping: no new webhooks; waiting for running deliveries")
+        finally:
+            await runner.cleanup()
+        await worker.stop()
+        await _close(handler)
+    finally:
+        store.close()
+    log.info("stopped")
+
+
+def load_handler_factory() -> HandlerFactory:
+    try:
+        module = importlib.import_module("bot.app")
+    except ModuleNotFoundError as exc:
+        if exc.name != "bot.app":
+            raise
+        return _placeholder_factory
+    factory: HandlerFactory = module.build_handler
+    return factory
+
+
+def _placeholder_factory(settings: Settings, store: Store, metrics: Metrics) -> Handler:
+    log.warning("bot.app is missing: deliveries will be logged and completed, not reviewed")
+
+    async def handle(delivery: Delivery) -> None:
+        log.info("delivery completed without a handler")
+
+    return handle
+
+
+async def _make_handler(
+    factory: HandlerFactory, settings: Settings, store: Store, metrics: Metrics
+) -> Handler:
+    made: Any = factory(settings, store, metrics)
+    if inspect.isawaitable(made):
+        made = await made
+    handler: Handler = made
+    return handler
+
+
+async def _close(handler: object) -> None:
+    closer = getattr(handler, "aclose", None)
+    if closer is not None:
+        with contextlib.suppress(Exception):
+            await closer()
+
+
+async def _wait_for_signal(stop: asyncio.Event) -> None:
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(signum)
+
+
+def _bound_port(runner: web.AppRunner, requested: int) -> int:
+    for address in runner.addresses:
+        if isinstance(address, tuple) and len(address) >= 2:
+            return int(address[1])
+    return requested
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,215 @@
+"""The worker pool: claims queued deliveries from the store and runs the handler.
+
+Delivery semantics are at-least-once with a once-only outcome: a delivery is marked
+done only after its handler returned, so a crash mid-delivery leaves it `running`,
+`start()` puts it back to `pending`, and the handler runs again (handlers publish
+idempotently per head SHA). `attempts` counts claims, so a delivery that crashes the
+process every time still reaches the dead-letter state after `max_attempts`.
+
+Failures: `RetryableError` → retry after its `retry_after` or the backoff;
+`PermanentError` → dead-letter now; any other exception → retry with backoff.
+
+Debounce: a delivery with a `group_key` ("owner/repo#7") is superseded, not handled,
+when a later delivery of the same group exists, so only the newest push is reviewed.
+
+With several processes on one store, `requeue_running()` at start would take back
+deliveries that another live process is running; run one `serve` per database
+(a shared PostgreSQL store would need claim leases instead).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+from collections.abc import Awaitable, Callable
+
+from bot.delivery_fields import delivery_fields
+from bot.errors import PermanentError, RetryableError
+from bot.jsonlog import log_context
+from bot.metrics import Metrics
+from bot.store import Delivery, Store
+
+log = logging.getLogger("bot.queue")
+
+Handler = Callable[[Delivery], Awaitable[None]]
+Backoff = Callable[[int], float]
+
+RETENTION_SECONDS = 7 * 24 * 3600  # longer than GitHub's 3-day redelivery window
+PRUNE_EVERY_SECONDS = 3600
+
+
+def exponential_backoff(
+    base: float = 2.0, cap: float = 600.0, rng: Callable[[], float] = random.random
+) -> Backoff:
+    """Delay before retry number `attempt` (1-based): base·2^(attempt-1), capped, with
+    "equal jitter" (half fixed, half random) so retries of one outage spread out."""
+
+    def delay(attempt: int) -> float:
+        ceiling = min(cap, base * 2.0 ** max(0, attempt - 1))
+        return ceiling / 2 + rng() * ceiling / 2
+
+    return delay
+
+
+class Worker:
+    def __init__(
+        self,
+        store: Store,
+        handler: Handler,
+        concurrency: int = 2,
+        max_attempts: int = 5,
+        backoff: Backoff | None = None,
+        *,
+        metrics: Metrics | None = None,
+        poll_interval: float = 1.0,
+        handler_timeout: float = 900.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.store = store
+        self.handler = handler
+        self.concurrency = concurrency
+        self.max_attempts = max_attempts
+        self.backoff = backoff or exponential_backoff()
+        self.metrics = metrics
+        if metrics is not None:
+            metrics.watch_store(store)  # queue depth and dead letters at each scrape
+        self.poll_interval = poll_interval
+        self.handler_timeout = handler_timeout
+        self.clock = clock
+        self._wake = asyncio.Event()
+        self._stopping = False
+        self._tasks: list[asyncio.Task[None]] = []
+        self._last_prune = 0.0
+
+    async def start(self) -> None:
+        recovered = self.store.requeue_running()
+        if recovered:
+            log.warning("requeued deliveries left running by a previous process",
+                        extra={"count": recovered})
+        self._stopping = False
+        self._tasks = [
+            asyncio.create_task(self._run(), name=f"worker-{i}") for i in range(self.concurrency)
+        ]
+
+    def notify(self) -> None:
+        """A delivery was queued: wake idle workers now instead of at the next poll."""
+        self._wake.set()
+
+    async def stop(self, timeout: float = 30.0) -> None:
+        """Let running handlers finish (up to `timeout`), then cancel what is left."""
+        self._stopping = True
+        self._wake.set()
+        if not self._tasks:
+            return
+        _, pending = await asyncio.wait(self._tasks, timeout=timeout)
+        for task in pending:
+            task.cancel()
+        for task in pending:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._tasks = []
+
+    async def run_once(self) -> bool:
+        """Claim and process one runnable delivery; False when none is due."""
+        delivery = self.store.claim(self.clock())
+        if delivery is None:
+            return False
+        await self._process(delivery)
+        return True
+
+    async def _run(self) -> None:
+        while not self._stopping:
+            try:
+                if await self.run_once():
+                    continue
+                self._maybe_prune()
+            except Exception:
+                # The store itself failed (disk full, locked too long): keep the worker alive.
+                log.exception("worker loop error")
+            await self._idle()
+
+    async def _idle(self) -> None:
+        timeout = self.poll_interval
+        due = self.store.next_due()
+        if due is not None:
+            timeout = max(0.0, min(timeout, due - self.clock()))
+        if timeout > 0:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), timeout)
+        self._wake.clear()
+
+    async def _process(self, d: Delivery) -> None:
+        fields = delivery_fields(_safe_json(d))
+        with log_context(delivery_id=d.id, event=d.event, action=d.action,
+                         attempt=d.attempts, **fields.log_fields()):
+            if d.attempts > self.max_attempts:
+                self._dead(d, f"gave up: claimed {d.attempts} times without finishing "
+                              "(the process died or was stopped during the delivery)")
+                return
+            if d.group_key and self.store.has_newer_pending(d.group_key, d.received_at):
+                self.store.supersede(d.id)
+                self._count(d, "superseded")
+                log.info("superseded by a newer delivery for the same pull request")
+                return
+            await self._handle(d)
+
+    async def _handle(self, d: Delivery) -> None:
+        started = time.monotonic()
+        try:
+            await asyncio.wait_for(self.handler(d), self.handler_timeout)
+        except PermanentError as exc:
+            self._dead(d, f"permanent error: {exc}")
+        except RetryableError as exc:
+            self._retry(d, f"retryable error: {exc}", exc.retry_after)
+        except TimeoutError:
+            self._retry(d, f"handler timed out after {self.handler_timeout:g}s", None)
+        except asyncio.CancelledError:
+            # Shutdown: hand the delivery back so the next start runs it again.
+            self.store.fail(d.id, "interrupted by shutdown", self.clock())
+            raise
+        except Exception as exc:
+            log.exception("handler failed")
+            self._retry(d, f"{type(exc).__name__}: {exc}", None)
+        else:
+            self.store.complete(d.id)
+            self._count(d, "done")
+            log.info("delivery handled",
+                     extra={"duration_ms": round((time.monotonic() - started) * 1000, 1)})
+
+    def _retry(self, d: Delivery, error: str, retry_after: float | None) -> None:
+        if d.attempts >= self.max_attempts:
+            self._dead(d, f"{error} (attempt {d.attempts} of {self.max_attempts})")
+            return
+        delay = self.backoff(d.attempts) if retry_after is None else max(0.0, retry_after)
+        self.store.fail(d.id, error, self.clock() + delay)
+        self._count(d, "retry")
+        log.warning("delivery failed; will retry", extra={"error": error,
+                                                          "retry_in_s": round(delay, 3)})
+
+    def _dead(self, d: Delivery, error: str) -> None:
+        self.store.fail(d.id, error, None)
+        self._count(d, "dead")
+        log.error("delivery moved to the dead-letter state", extra={"error": error})
+
+    def _count(self, d: Delivery, outcome: str) -> None:
+        if self.metrics is not None:
+            self.metrics.delivery_processed(d.event, outcome)
+
+    def _maybe_prune(self) -> None:
+        now = self.clock()
+        if now - self._last_prune < PRUNE_EVERY_SECONDS:
+            return
+        self._last_prune = now
+        removed = self.store.prune(now - RETENTION_SECONDS)
+        if removed:
+            log.info("pruned finished deliveries", extra={"count": removed})
+
+
+def _safe_json(d: Delivery) -> object:
+    try:
+        return d.json()
+    except ValueError:
+        return None

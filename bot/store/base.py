@@ -1,0 +1,134 @@
+"""The store's narrow interface and the rows it hands out.
+
+Everything the App keeps between deliveries goes through `Store`, so a PostgreSQL
+backend serving several replicas can replace `SqliteStore` without touching the
+web layer, the worker or the handlers. Methods are synchronous and short (one
+small transaction each); see `bot/store/__init__.py` for how they meet asyncio.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Literal, Protocol
+
+DeliveryStatus = Literal["pending", "running", "done", "dead", "superseded"]
+STATUSES: Final[tuple[DeliveryStatus, ...]] = ("pending", "running", "done", "dead", "superseded")
+MAX_ERROR_CHARS = 2000
+
+
+class StoreError(Exception):
+    """The database cannot be opened or migrated (a message fit for an operator)."""
+
+
+@dataclass(frozen=True)
+class NewDelivery:
+    """A verified webhook delivery about to be queued."""
+
+    delivery_id: str
+    event: str
+    action: str | None
+    payload: bytes
+    received_at: float
+    not_before: float
+    group_key: str | None = None
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """A queued delivery as the worker sees it (`attempts` counts this claim)."""
+
+    id: str
+    event: str
+    action: str | None
+    payload: bytes
+    received_at: float
+    not_before: float
+    group_key: str | None
+    status: DeliveryStatus
+    attempts: int
+    last_error: str | None
+
+    def json(self) -> Any:
+        """The payload, parsed (it was HMAC-verified and parsed once at intake)."""
+        return json.loads(self.payload)
+
+
+@dataclass(frozen=True)
+class WaiverRow:
+    id: int
+    repo: str
+    number: int
+    rule: str
+    path: str | None
+    reason: str
+    by: str
+    at: float
+
+
+class Store(Protocol):
+    # --- the delivery queue -------------------------------------------------
+    def add_delivery(
+        self, delivery_id: str, event: str, action: str | None, payload: bytes,
+        received_at: float, not_before: float, group_key: str | None,
+    ) -> bool:
+        """Queue a delivery; False when this X-GitHub-Delivery id is already known."""
+
+    def add_deliveries(self, batch: Sequence[NewDelivery]) -> list[bool]:
+        """`add_delivery` for many in one transaction (group commit); one bool each."""
+
+    def claim(self, now: float) -> Delivery | None:
+        """Atomically mark one runnable delivery (pending, not_before <= now) running."""
+
+    def complete(self, delivery_id: str) -> None: ...
+
+    def fail(self, delivery_id: str, error: str, retry_at: float | None) -> None:
+        """Back to pending at `retry_at`, or dead-letter it when `retry_at` is None."""
+
+    def supersede(self, delivery_id: str) -> None: ...
+
+    def requeue_running(self) -> int:
+        """Crash recovery at start-up: running → pending; returns how many."""
+
+    def has_newer_pending(self, group_key: str, received_at: float) -> bool:
+        """Whether a later delivery of the group is pending, running or done."""
+
+    def next_due(self) -> float | None:
+        """The earliest `not_before` of a pending delivery, for the worker's sleep."""
+
+    def get_delivery(self, delivery_id: str) -> Delivery | None: ...
+
+    def counts(self) -> dict[DeliveryStatus, int]:
+        """Deliveries by status (every status present, zero included)."""
+
+    def prune(self, before: float) -> int:
+        """Drop finished deliveries last updated before `before`; returns how many."""
+
+    # --- per-PR published state ----------------------------------------------
+    def get_pr_state(self, repo: str, number: int) -> dict[str, Any] | None: ...
+
+    def put_pr_state(self, repo: str, number: int, state: dict[str, Any]) -> None: ...
+
+    # --- waivers --------------------------------------------------------------
+    def add_waiver(
+        self, repo: str, number: int, rule: str, path: str | None, reason: str,
+        by: str, at: float,
+    ) -> int:
+        """Record a waiver; returns its id."""
+
+    def remove_waivers(self, repo: str, number: int, rule: str) -> int: ...
+
+    def list_waivers(self, repo: str, number: int) -> list[WaiverRow]: ...
+
+    # --- slash commands ---------------------------------------------------------
+    def mark_comment_handled(self, comment_id: int) -> bool:
+        """False when the comment was handled before (idempotent on comment id)."""
+
+    def allow_command(self, user: str, now: float, limit: int, window_s: float) -> bool:
+        """Record a command by `user` unless they already ran `limit` in the window."""
+
+    # --- operations ---------------------------------------------------------------
+    def ping(self) -> bool: ...
+
+    def close(self) -> None: ...

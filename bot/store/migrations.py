@@ -1,0 +1,97 @@
+"""Schema migrations, applied in order at `connect()`, tracked by `PRAGMA user_version`.
+
+To add tables (the CI failure index, say), append ONE new tuple of SQL statements to
+`MIGRATIONS`; never edit or reorder a tuple that has shipped, because databases in
+the field have already recorded it as applied. Entry `i` brings the schema to
+version `i + 1`. Each migration runs in its own `BEGIN IMMEDIATE` transaction, so a
+failure leaves the database at the previous version and two processes starting
+together cannot both apply it.
+
+Keep statements portable where it costs nothing (a PostgreSQL store would carry its
+own equivalent list): plain types, explicit indexes, no triggers.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Final
+
+Migration = tuple[str, ...]
+
+MIGRATIONS: Final[list[Migration]] = [
+    # 1: the durable webhook queue, per-PR state, waivers, command bookkeeping.
+    (
+        """CREATE TABLE deliveries (
+            id TEXT PRIMARY KEY,
+            event TEXT NOT NULL,
+            action TEXT,
+            payload BLOB NOT NULL,
+            payload_encoding TEXT NOT NULL DEFAULT 'identity',
+            received_at REAL NOT NULL,
+            not_before REAL NOT NULL,
+            group_key TEXT,
+            status TEXT NOT NULL DEFAULT 'pending',
+            attempts INTEGER NOT NULL DEFAULT 0,
+            last_error TEXT,
+            updated_at REAL NOT NULL
+        )""",
+        "CREATE INDEX deliveries_runnable ON deliveries (status, not_before, received_at)",
+        "CREATE INDEX deliveries_group ON deliveries (group_key, received_at)",
+        """CREATE TABLE pr_state (
+            repo TEXT NOT NULL,
+            number INTEGER NOT NULL,
+            state TEXT NOT NULL,
+            updated_at REAL NOT NULL,
+            PRIMARY KEY (repo, number)
+        )""",
+        """CREATE TABLE waivers (
+            id INTEGER PRIMARY KEY,
+            repo TEXT NOT NULL,
+            number INTEGER NOT NULL,
+            rule TEXT NOT NULL,
+            path TEXT,
+            reason TEXT NOT NULL,
+            by_user TEXT NOT NULL,
+            at REAL NOT NULL
+        )""",
+        "CREATE INDEX waivers_pr ON waivers (repo, number, rule)",
+        "CREATE TABLE handled_comments (comment_id INTEGER PRIMARY KEY, at REAL NOT NULL)",
+        "CREATE TABLE command_log (user TEXT NOT NULL, at REAL NOT NULL)",
+        "CREATE INDEX command_log_user ON command_log (user, at)",
+    ),
+]
+
+
+def schema_version(conn: sqlite3.Connection) -> int:
+    row = conn.execute("PRAGMA user_version").fetchone()
+    return int(row[0])
+
+
+def apply_migrations(conn: sqlite3.Connection, migrations: list[Migration] | None = None) -> int:
+    """Bring the schema up to date; returns the resulting version.
+
+    `conn` must be in autocommit mode (isolation_level=None) so that the explicit
+    transactions here are the only ones.
+    """
+    steps = MIGRATIONS if migrations is None else migrations
+    for version, statements in enumerate(steps, start=1):
+        if schema_version(conn) >= version:
+            continue
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # Re-read under the write lock: another process may have just migrated.
+            if schema_version(conn) < version:
+                for statement in statements:
+                    conn.execute(statement)
+                conn.execute(f"PRAGMA user_version = {version:d}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    current = schema_version(conn)
+    if current > len(steps):
+        raise sqlite3.DatabaseError(
+            f"database schema version {current} is newer than this program knows "
+            f"({len(steps)}); upgrade ci-stability-bot"
+        )
+    return current

@@ -1,0 +1,152 @@
+"""`serve` as a real process: bad settings, SIGTERM, and kill -9 in mid-delivery."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from bot.store import connect
+from tests.app.helpers import SECRET, headers, payload_bytes, rsa_pem
+
+ROOT = Path(__file__).resolve().parents[2]
+ENTRY = Path(__file__).with_name("serve_entry.py")
+TIMEOUT = 60.0
+
+
+def poll(condition: Callable[[], bool], what: str) -> None:
+    deadline = time.monotonic() + TIMEOUT
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.02)
+
+
+def environment(tmp_path: Path, mode: str) -> dict[str, str]:
+    key = tmp_path / "app.pem"
+    key.write_text(rsa_pem())
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "CI_STAB"))}
+    env.update({
+        "GITHUB_APP_ID": "4242", "GITHUB_PRIVATE_KEY_PATH": str(key),
+        "GITHUB_WEBHOOK_SECRET": SECRET, "CI_STABILITY_DB": str(tmp_path / "app.db"),
+        "CI_STABILITY_DEBOUNCE_SECONDS": "0", "SERVE_TEST_MODE": mode,
+        "SERVE_TEST_JOURNAL": str(tmp_path / "journal.txt"),
+        "PYTHONPATH": str(ROOT),
+    })
+    return env
+
+
+@contextmanager
+def server(tmp_path: Path, mode: str) -> Iterator[tuple[subprocess.Popen[bytes], str, Path]]:
+    log = tmp_path / f"serve-{time.monotonic_ns()}.log"
+    with open(log, "wb") as err:
+        proc = subprocess.Popen(
+            [sys.executable, str(ENTRY), "--host", "127.0.0.1", "--port", "0"],
+            env=environment(tmp_path, mode), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err,
+        )
+    try:
+        port: list[int] = []
+
+        def listening() -> bool:
+            assert proc.poll() is None, log.read_text()
+            for line in log.read_text().splitlines():
+                entry = json.loads(line)
+                if entry["msg"] == "listening":
+                    port.append(entry["port"])
+                    return True
+            return False
+
+        poll(listening, "the server to listen")
+        yield proc, f"http://127.0.0.1:{port[0]}", log
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def post(base: str, event: str, body: bytes, delivery_id: str) -> int:
+    request = urllib.request.Request(f"{base}/webhook", data=body, method="POST",
+                                     headers=headers(event, body, delivery_id=delivery_id))
+    try:
+        with urllib.request.urlopen(request, timeout=TIMEOUT) as response:
+            return int(response.status)
+    except urllib.error.HTTPError as error:
+        return int(error.code)
+
+
+def journal(tmp_path: Path) -> list[str]:
+    path = tmp_path / "journal.txt"
+    return path.read_text().splitlines() if path.exists() else []
+
+
+def test_bad_settings_exit_2_with_every_problem_and_no_traceback(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "CI_STAB"))}
+    env.update({"GITHUB_APP_ID": "twelve", "PORT": "0", "PYTHONPATH": str(ROOT)})
+    done = subprocess.run([sys.executable, "-m", "bot.cli_serve"], env=env, cwd=ROOT,
+                          capture_output=True, text=True, timeout=TIMEOUT)
+    assert done.returncode == 2
+    for name in ("GITHUB_APP_ID", "GITHUB_PRIVATE_KEY", "GITHUB_WEBHOOK_SECRET", "PORT"):
+        assert name in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_sigterm_stops_gracefully(tmp_path: Path) -> None:
+    with server(tmp_path, "finish") as (proc, base, log):
+        with urllib.request.urlopen(f"{base}/healthz", timeout=TIMEOUT) as response:
+            assert json.loads(response.read())["store"] == "ok"
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=TIMEOUT) == 0
+        assert '"msg": "stopped"' in log.read_text()
+
+
+def test_a_delivery_interrupted_by_kill_9_completes_exactly_once_after_restart(
+    tmp_path: Path,
+) -> None:
+    body = payload_bytes("pull_request.opened")
+    with server(tmp_path, "block") as (proc, base, _):
+        assert post(base, "pull_request", body, "crash-1") == 202
+        poll(lambda: journal(tmp_path) == ["start crash-1 1"], "the handler to start")
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=TIMEOUT)
+    store = connect(tmp_path / "app.db")
+    interrupted = store.get_delivery("crash-1")
+    assert interrupted is not None and interrupted.status == "running"
+    store.close()
+
+    with server(tmp_path, "finish") as (proc, base, _):
+        def finished() -> bool:
+            return "finish crash-1" in journal(tmp_path)
+
+        poll(finished, "the delivery to be completed after the restart")
+        assert post(base, "pull_request", body, "crash-1") == 200  # GitHub redelivers: no-op
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=TIMEOUT) == 0
+
+    assert journal(tmp_path) == ["start crash-1 1", "start crash-1 2", "finish crash-1"]
+    store = connect(tmp_path / "app.db")
+    done = store.get_delivery("crash-1")
+    assert done is not None and done.status == "done" and done.attempts == 2
+    assert store.counts() == {"pending": 0, "running": 0, "done": 1, "dead": 0, "superseded": 0}
+    store.close()
+
+
+def test_a_port_in_use_is_a_clear_error(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run([sys.executable, str(ENTRY), "--host", "127.0.0.1", "--port",
+                               str(port)], env=environment(tmp_path, "finish"), cwd=ROOT,
+                              capture_output=True, text=True, timeout=TIMEOUT)
+    assert done.returncode == 2
+    assert f"cannot listen on 127.0.0.1:{port}" in done.stderr
+    assert "Traceback" not in done.stderr

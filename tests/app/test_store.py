@@ -1,0 +1,281 @@
+"""SqliteStore on a real file: the delivery queue, migrations, PR state, waivers, commands."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bot.store import (
+    MIGRATIONS,
+    GroupCommitter,
+    NewDelivery,
+    SqliteStore,
+    StoreError,
+    apply_migrations,
+    connect,
+    schema_version,
+)
+from tests.app.helpers import payload_bytes
+
+BODY = payload_bytes("pull_request.synchronize")
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[SqliteStore]:
+    s = connect(tmp_path / "store.db")
+    yield s
+    s.close()
+
+
+def add(store: SqliteStore, delivery_id: str, at: float = 100.0, not_before: float | None = None,
+        group_key: str | None = None, payload: bytes = BODY) -> bool:
+    return store.add_delivery(delivery_id, "pull_request", "synchronize", payload, at,
+                              at if not_before is None else not_before, group_key)
+
+
+def test_a_new_database_is_migrated_to_the_latest_schema_in_wal_mode(tmp_path: Path) -> None:
+    store = connect(tmp_path / "new.db")
+    store.close()
+    conn = sqlite3.connect(tmp_path / "new.db")
+    assert schema_version(conn) == len(MIGRATIONS)
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    conn.close()
+    connect(tmp_path / "new.db").close()  # reopening applies nothing twice
+
+
+def test_adding_a_migration_is_appending_to_the_list(tmp_path: Path) -> None:
+    conn = sqlite3.connect(tmp_path / "m.db", isolation_level=None)
+    extra = [*MIGRATIONS, ("CREATE TABLE ci_failures (id INTEGER PRIMARY KEY, job TEXT)",)]
+    assert apply_migrations(conn) == len(MIGRATIONS)
+    assert apply_migrations(conn, extra) == len(MIGRATIONS) + 1
+    conn.execute("INSERT INTO ci_failures (job) VALUES ('gpu-test')")
+    conn.close()
+
+
+def test_a_failed_migration_leaves_the_previous_version(tmp_path: Path) -> None:
+    conn = sqlite3.connect(tmp_path / "m.db", isolation_level=None)
+    broken = [*MIGRATIONS, ("CREATE TABLE fine (x)", "THIS IS NOT SQL")]
+    with pytest.raises(sqlite3.Error):
+        apply_migrations(conn, broken)
+    assert schema_version(conn) == len(MIGRATIONS)
+    assert conn.execute("SELECT name FROM sqlite_master WHERE name = 'fine'").fetchone() is None
+
+
+def test_a_database_from_a_newer_version_is_refused_clearly(tmp_path: Path) -> None:
+    conn = sqlite3.connect(tmp_path / "future.db")
+    conn.execute(f"PRAGMA user_version = {len(MIGRATIONS) + 5}")
+    conn.close()
+    with pytest.raises(StoreError, match="newer than this program knows"):
+        connect(tmp_path / "future.db")
+
+
+def test_an_unopenable_path_is_a_store_error(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="cannot open the database"):
+        connect(tmp_path / "no-such-dir" / "x.db")
+
+
+def test_a_delivery_id_is_stored_once_and_its_payload_round_trips(store: SqliteStore) -> None:
+    assert add(store, "d1") is True
+    assert add(store, "d1") is False
+    assert store.add_delivery("small", "ping", None, b"{}", 1.0, 1.0, None)
+    d = store.get_delivery("d1")
+    assert d is not None and d.payload == BODY and d.json()["action"] == "synchronize"
+    assert d.status == "pending" and d.attempts == 0
+    assert store.get_delivery("small").payload == b"{}"  # type: ignore[union-attr]
+    assert store.counts()["pending"] == 2
+
+
+def test_a_batch_reports_duplicates_per_row(store: SqliteStore) -> None:
+    add(store, "old")
+    batch = [NewDelivery(i, "pull_request", "opened", b"{}", 1.0, 1.0) for i in
+             ("a", "old", "b", "a")]
+    assert store.add_deliveries(batch) == [True, False, True, False]
+
+
+def test_claim_takes_due_deliveries_oldest_first(store: SqliteStore) -> None:
+    add(store, "later", at=100.0, not_before=200.0)
+    add(store, "first", at=101.0)
+    add(store, "second", at=102.0)
+    claimed = store.claim(now=150.0)
+    assert claimed is not None and claimed.id == "first"
+    assert claimed.status == "running" and claimed.attempts == 1
+    assert store.claim(now=150.0).id == "second"  # type: ignore[union-attr]
+    assert store.claim(now=150.0) is None
+    assert store.next_due() == 200.0
+    assert store.claim(now=200.0).id == "later"  # type: ignore[union-attr]
+    assert store.counts() == {"pending": 0, "running": 3, "done": 0, "dead": 0,
+                              "superseded": 0}
+
+
+def test_concurrent_claims_from_several_connections_never_share_a_delivery(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "shared.db"
+    seed = connect(path)
+    for i in range(60):
+        add(seed, f"d{i}", payload=b"{}")
+    stores = [connect(path) for _ in range(4)]
+    claimed: list[str] = []
+    lock = threading.Lock()
+
+    def drain(s: SqliteStore) -> None:
+        while (d := s.claim(now=1e12)) is not None:
+            with lock:
+                claimed.append(d.id)
+
+    threads = [threading.Thread(target=drain, args=(s,)) for s in stores]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(claimed) == sorted(f"d{i}" for i in range(60))
+    for s in [seed, *stores]:
+        s.close()
+
+
+def test_complete_fail_retry_dead_letter_and_supersede(store: SqliteStore) -> None:
+    for name in ("ok", "retry", "dead", "old"):
+        add(store, name)
+    for _ in range(4):
+        store.claim(now=1000.0)
+    store.complete("ok")
+    store.fail("retry", "HTTP 502 from GitHub", retry_at=5000.0)
+    store.fail("dead", "x" * 10_000, retry_at=None)
+    store.supersede("old")
+    assert store.counts() == {"pending": 1, "running": 0, "done": 1, "dead": 1,
+                              "superseded": 1}
+    retry = store.get_delivery("retry")
+    assert retry is not None and retry.not_before == 5000.0
+    assert retry.last_error == "HTTP 502 from GitHub"
+    assert store.claim(now=4999.0) is None
+    again = store.claim(now=5000.0)
+    assert again is not None and again.id == "retry" and again.attempts == 2
+    assert len(store.get_delivery("dead").last_error or "") == 2000  # type: ignore[union-attr]
+
+
+def test_requeue_running_recovers_after_a_crash(store: SqliteStore) -> None:
+    add(store, "a")
+    add(store, "b")
+    store.claim(now=1000.0)
+    assert store.requeue_running() == 1
+    assert store.counts()["pending"] == 2
+    again = store.claim(now=1000.0)
+    assert again is not None and again.id == "a" and again.attempts == 2  # the crash counts
+
+
+def test_has_newer_pending_sees_later_live_deliveries_of_the_group(store: SqliteStore) -> None:
+    add(store, "s1", at=1.0, group_key="o/r#7")
+    add(store, "s2", at=2.0, group_key="o/r#7")
+    add(store, "other", at=3.0, group_key="o/r#8")
+    assert store.has_newer_pending("o/r#7", 1.0) is True
+    assert store.has_newer_pending("o/r#7", 2.0) is False
+    store.supersede("s2")
+    assert store.has_newer_pending("o/r#7", 1.0) is False
+    add(store, "s3", at=4.0, group_key="o/r#7")
+    store.claim(now=1e9)
+    store.claim(now=1e9)
+    store.claim(now=1e9)
+    store.complete("s3")  # a newer head already reviewed: an old retry must not run
+    assert store.has_newer_pending("o/r#7", 1.0) is True
+
+
+def test_prune_drops_only_finished_deliveries(store: SqliteStore) -> None:
+    add(store, "done")
+    add(store, "pending")
+    store.claim(now=1e9)
+    store.complete("done")
+    assert store.prune(before=0.0) == 0
+    assert store.prune(before=1e12) == 1
+    assert store.get_delivery("pending") is not None
+
+
+def test_pr_state_is_a_json_blob_per_pull_request(store: SqliteStore) -> None:
+    assert store.get_pr_state("o/r", 1) is None
+    store.put_pr_state("o/r", 1, {"head_sha": "abc", "fingerprints": ["f1"]})
+    store.put_pr_state("o/r", 1, {"head_sha": "def", "fingerprints": ["f1", "f2"]})
+    store.put_pr_state("o/r", 2, {"head_sha": "zzz"})
+    assert store.get_pr_state("o/r", 1) == {"head_sha": "def", "fingerprints": ["f1", "f2"]}
+
+
+def test_waivers_are_recorded_listed_and_removed(store: SqliteStore) -> None:
+    store.add_waiver("o/r", 1, "eval-threshold", None, "known flaky", "alice", 10.0)
+    store.add_waiver("o/r", 1, "cpu-test-gpu", "tests/cpu/a.py", "tracked in #9", "bob", 11.0)
+    store.add_waiver("o/r", 2, "eval-threshold", None, "other PR", "carol", 12.0)
+    rows = store.list_waivers("o/r", 1)
+    assert [(w.rule, w.path, w.reason, w.by, w.at) for w in rows] == [
+        ("eval-threshold", None, "known flaky", "alice", 10.0),
+        ("cpu-test-gpu", "tests/cpu/a.py", "tracked in #9", "bob", 11.0),
+    ]
+    assert store.remove_waivers("o/r", 1, "eval-threshold") == 1
+    assert store.remove_waivers("o/r", 1, "eval-threshold") == 0
+    assert [w.rule for w in store.list_waivers("o/r", 1)] == ["cpu-test-gpu"]
+    assert len(store.list_waivers("o/r", 2)) == 1
+
+
+def test_a_comment_is_handled_once(store: SqliteStore) -> None:
+    assert store.mark_comment_handled(42) is True
+    assert store.mark_comment_handled(42) is False
+    assert store.mark_comment_handled(43) is True
+
+
+def test_command_rate_limit_is_a_sliding_window_per_user(store: SqliteStore) -> None:
+    assert [store.allow_command("alice", t, limit=2, window_s=60) for t in (0, 1, 2)] == [
+        True, True, False]
+    assert store.allow_command("bob", 2, limit=2, window_s=60) is True
+    assert store.allow_command("alice", 60.5, limit=2, window_s=60) is True
+
+
+def test_ping_reports_an_unreachable_store(tmp_path: Path) -> None:
+    store = connect(tmp_path / "p.db")
+    assert store.ping() is True
+    store.close()
+    assert store.ping() is False
+
+
+def test_the_shared_connection_is_available_to_modules_with_their_own_tables(
+    store: SqliteStore,
+) -> None:
+    with store.writing() as conn:
+        conn.execute("CREATE TABLE IF NOT EXISTS scratch (x)")
+        conn.execute("INSERT INTO scratch VALUES (1)")
+    with pytest.raises(RuntimeError), store.writing() as conn:
+        conn.execute("INSERT INTO scratch VALUES (2)")
+        raise RuntimeError("rolled back")
+    with store.reading() as conn:
+        assert conn.execute("SELECT x FROM scratch").fetchall() == [(1,)]
+
+
+@pytest.mark.parametrize("use_thread", [False, True])
+def test_group_commit_batches_concurrent_inserts(tmp_path: Path, use_thread: bool) -> None:
+    store = connect(tmp_path / "g.db")
+    committer = GroupCommitter(store, use_thread=use_thread)
+
+    async def scenario() -> list[bool]:
+        jobs = [committer.add(NewDelivery(f"d{i % 50}", "pull_request", "opened", BODY, 1.0,
+                                          1.0)) for i in range(100)]
+        return await asyncio.gather(*jobs)
+
+    results = asyncio.run(scenario())
+    committer.close()
+    assert results[:50] == [True] * 50 and results[50:] == [False] * 50
+    assert committer.rows == 100 and committer.batches < 100
+    assert store.counts()["pending"] == 50
+    store.close()
+
+
+def test_group_commit_fails_every_waiter_when_the_store_fails(tmp_path: Path) -> None:
+    store = connect(tmp_path / "g.db")
+    store.close()
+    committer = GroupCommitter(store)
+
+    async def scenario() -> list[object]:
+        jobs = [committer.add(NewDelivery(f"d{i}", "e", None, b"{}", 1.0, 1.0))
+                for i in range(3)]
+        return await asyncio.gather(*jobs, return_exceptions=True)
+
+    assert all(isinstance(r, sqlite3.Error) for r in asyncio.run(scenario()))
