@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import aiohttp
+from aiohttp import web
 from gidgethub.aiohttp import GitHubAPI
 
 from bot.evidence.duplicates import FilesCache
@@ -26,7 +27,6 @@ from bot.settings import Settings
 from bot.store import Delivery, Store
 
 log = logging.getLogger("bot.app")
-DEFAULT_BOT_LOGIN = "ci-stability-bot[bot]"
 
 
 @dataclass
@@ -65,16 +65,45 @@ class AppHandler:
     async def __call__(self, delivery: Delivery) -> None:
         await dispatch(self.context, delivery)
 
+    def mount_routes(self, app: web.Application) -> None:
+        mount_extra_routes(app, self)
+
     async def aclose(self) -> None:
         await self.context.session.close()
 
 
 def build_handler(settings: Settings, store: Store, metrics: Metrics) -> AppHandler:
-    bot_login = os.environ.get("CI_STABILITY_BOT_LOGIN") or DEFAULT_BOT_LOGIN
+    # Only tests and replays against a local server shorten GitHub's write spacing.
     spacing = float(os.environ.get("CI_STABILITY_WRITE_SPACING", "1.0"))
     context = AppContext(
         settings=settings, store=store, metrics=metrics,
         session=aiohttp.ClientSession(), auth=AppAuth(settings.app_id, settings.private_key),
-        bot_login=bot_login, write_spacing=spacing,
+        bot_login=settings.bot_login, write_spacing=spacing,
     )
     return AppHandler(context)
+
+
+def mount_extra_routes(app: web.Application, handler: AppHandler) -> None:
+    """`POST /webhooks/buildkite` when a Buildkite webhook token is configured."""
+    from datetime import UTC, datetime
+
+    from bot.evidence.buildkite import buildkite_webhook_handler
+    from bot.evidence.buildkite_rest import BuildkiteClient
+    from bot.evidence_hooks import failure_index
+
+    ctx = handler.context
+    settings = ctx.settings
+    if not settings.buildkite_webhook_token:
+        return
+    client = BuildkiteClient(ctx.session, settings.buildkite_api_token or "",
+                             base_url=settings.buildkite_api_url)
+    buildkite = buildkite_webhook_handler(
+        settings.buildkite_webhook_token, failure_index(ctx), client.log_stream_for,
+        lambda: datetime.fromtimestamp(ctx.clock(), UTC), fetch_build_jobs=client.build_jobs,
+    )
+    app.router.add_post("/webhooks/buildkite", buildkite.handle)
+
+    async def drain(_: web.Application) -> None:
+        await buildkite.drain()
+
+    app.on_cleanup.append(drain)

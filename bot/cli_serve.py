@@ -89,8 +89,11 @@ async def serve(
                                       settings, store, metrics)
         worker = Worker(store, handler, settings.workers, settings.max_attempts,
                         metrics=metrics)
-        runner = web.AppRunner(build_web_app(settings, store, worker, metrics),
-                               access_log=None, handle_signals=False)
+        web_app = build_web_app(settings, store, worker, metrics)
+        mount = getattr(handler, "mount_routes", None)  # e.g. the App's Buildkite webhook
+        if mount is not None:
+            mount(web_app)
+        runner = web.AppRunner(web_app, access_log=None, handle_signals=False)
         await runner.setup()
         try:
             site = web.TCPSite(runner, host, port)

@@ -46,6 +46,9 @@ class Settings:
     workers: int = 2
     debounce_seconds: float = 5.0
     max_attempts: int = 5
+    buildkite_api_url: str = "https://api.buildkite.com"
+    # The App's own account ("<app-slug>[bot]"), to find its summary comment.
+    bot_login: str = "ci-stability-bot[bot]"
 
     def __repr__(self) -> str:
         # Says which secrets are set without a single character of them.
@@ -87,6 +90,13 @@ class Settings:
         workers = reader.parse("CI_STABILITY_WORKERS", _int_between(0, 64))
         debounce = reader.parse("CI_STABILITY_DEBOUNCE_SECONDS", _seconds)
         attempts = reader.parse("CI_STABILITY_MAX_ATTEMPTS", _int_between(1, 100))
+        buildkite_url = reader.parse("BUILDKITE_API_URL", _http_url)
+        bot_login = reader.raw("CI_STABILITY_BOT_LOGIN")
+        if bot_login is not None and not bot_login.endswith("[bot]"):
+            reader.problems.append(
+                f"CI_STABILITY_BOT_LOGIN must be the App's bot account, '<app-slug>[bot]', "
+                f"not {bot_login!r}"
+            )
         if reader.problems or app_id is None or private_key is None or secret is None:
             raise SettingsError(reader.problems)
         return cls(
@@ -101,6 +111,8 @@ class Settings:
             workers=2 if workers is None else workers,
             debounce_seconds=5.0 if debounce is None else debounce,
             max_attempts=5 if attempts is None else attempts,
+            buildkite_api_url=buildkite_url or "https://api.buildkite.com",
+            bot_login=bot_login or "ci-stability-bot[bot]",
         )
 
 

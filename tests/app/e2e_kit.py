@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import uuid
 from collections.abc import AsyncIterator
@@ -87,10 +88,11 @@ def settings_for(fake: FakeGitHub, db: Path) -> Settings:
 
 
 @asynccontextmanager
-async def live_app(tmp_path: Path, fake: FakeGitHub | None = None) -> AsyncIterator[LiveApp]:
+async def live_app(tmp_path: Path, fake: FakeGitHub | None = None,
+                   **overrides: Any) -> AsyncIterator[LiveApp]:
     fake = fake or new_fake()
     await fake.start()
-    settings = settings_for(fake, tmp_path / "bot.db")
+    settings = dataclasses.replace(settings_for(fake, tmp_path / "bot.db"), **overrides)
     store = connect(settings.db_path)
     metrics = Metrics()
     handler = build_handler(settings, store, metrics)
@@ -99,6 +101,7 @@ async def live_app(tmp_path: Path, fake: FakeGitHub | None = None) -> AsyncItera
     worker = Worker(store, handler, concurrency=1, max_attempts=3, metrics=metrics,
                     poll_interval=0.05, backoff=exponential_backoff(base=0.05, cap=0.2))
     app = build_web_app(settings, store, worker, metrics, debounce_seconds=0)
+    handler.mount_routes(app)
     server = TestServer(app, host="127.0.0.1")
     await server.start_server()
     await worker.start()
