@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import OUT, machine, run_process  # noqa: E402
+from bench.common import OUT, machine, run_process
 
 
 # Each generator returns (context lines, removed lines, added lines) for one file.
@@ -36,7 +36,8 @@ def _eval_config(i: int, n: int) -> tuple[list[str], list[str], list[str]]:
 def _test(i: int, n: int) -> tuple[list[str], list[str], list[str]]:
     context = ["import unittest", "", f"class TestCase{i}(unittest.TestCase):"]
     removed = ['    ARGS = ["--mem-fraction-static", "0.2"]']
-    removed += [f"    def test_case_{k}(self): self.assertEqual(run({k}), {k})" for k in range(n - 1)]
+    removed += [f"    def test_case_{k}(self): self.assertEqual(run({k}), {k})"
+                for k in range(n - 1)]
     added = ['    ARGS = ["--mem-fraction-static", "0.25"]']
     added += [f"    def test_case_{k}(self): self.assertEqual(run_model({k}), expected({k}))"
               for k in range(n - 1)]
