@@ -7,7 +7,7 @@ from bot.engine import review
 from rules import ALL_RULES
 from tests.conftest import make_snapshot
 
-YAML_BOMB = "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n" + "".join(
+YAML_BOMB = "a: &a [" + ", ".join(['"lol"'] * 9) + "]\n" + "".join(
     f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(9)
 )
 
