@@ -7,7 +7,9 @@ idempotently per head SHA). `attempts` counts claims, so a delivery that crashes
 process every time still reaches the dead-letter state after `max_attempts`.
 
 Failures: `RetryableError` → retry after its `retry_after` or the backoff;
-`PermanentError` → dead-letter now; any other exception → retry with backoff.
+`PermanentError` → dead-letter now; any other exception → retry with backoff. A
+payload that is not a JSON object (intake only checks its first bytes) is
+dead-lettered before the handler sees it.
 
 Debounce: a delivery with a `group_key` ("owner/repo#7") is superseded, not handled,
 when a later delivery of the same group exists, so only the newest push is reviewed.
@@ -142,9 +144,15 @@ class Worker:
         self._wake.clear()
 
     async def _process(self, d: Delivery) -> None:
-        fields = delivery_fields(_safe_json(d))
+        payload, problem = _parsed(d)
+        fields = delivery_fields(payload)
         with log_context(delivery_id=d.id, event=d.event, action=d.action,
                          attempt=d.attempts, **fields.log_fields()):
+            if problem is not None:
+                # Intake checks only the first bytes (bot/delivery_fields.py); no retry
+                # can make a payload parse, and the handler must never see one that does not.
+                self._dead(d, f"the payload is not a JSON object: {problem}")
+                return
             if d.attempts > self.max_attempts:
                 self._dead(d, f"gave up: claimed {d.attempts} times without finishing "
                               "(the process died or was stopped during the delivery)")
@@ -208,8 +216,12 @@ class Worker:
             log.info("pruned finished deliveries", extra={"count": removed})
 
 
-def _safe_json(d: Delivery) -> object:
+def _parsed(d: Delivery) -> tuple[object, str | None]:
+    """The payload, or None and why it cannot be handled."""
     try:
-        return d.json()
-    except ValueError:
-        return None
+        payload = d.json()
+    except ValueError as exc:  # UnicodeDecodeError included
+        return None, f"{type(exc).__name__}: {exc}"[:300]
+    if not isinstance(payload, dict):
+        return None, f"a JSON {type(payload).__name__}, not an object"
+    return payload, None

@@ -11,7 +11,12 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, runtime_checkable
+
+import orjson
+
+if TYPE_CHECKING:
+    from bot.store.journal import DrainReport, IntakeJournal
 
 DeliveryStatus = Literal["pending", "running", "done", "dead", "superseded"]
 STATUSES: Final[tuple[DeliveryStatus, ...]] = ("pending", "running", "done", "dead", "superseded")
@@ -51,8 +56,13 @@ class Delivery:
     last_error: str | None
 
     def json(self) -> Any:
-        """The payload, parsed (it was HMAC-verified and parsed once at intake)."""
-        return json.loads(self.payload)
+        """The payload, parsed (HMAC-verified at intake, where only its first bytes and,
+        for pull_request, a few fields were read). ValueError if it is not JSON."""
+        try:
+            return orjson.loads(self.payload)  # ~3x faster than json on 28 kB
+        except orjson.JSONDecodeError:
+            # orjson refuses a few things json accepts (integers over 64 bits, say).
+            return json.loads(self.payload)
 
 
 @dataclass(frozen=True)
@@ -132,3 +142,17 @@ class Store(Protocol):
     def ping(self) -> bool: ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class JournaledStore(Store, Protocol):
+    """A store that webhook intake can put in front of an append-only journal
+    (bot/store/journal.py); its queue-reading methods drain the journal first."""
+
+    def open_journal(self) -> IntakeJournal | None:
+        """Own the journal and replay what a crashed owner left (None: no journal)."""
+
+    def drain_journal(self, max_rows: int | None = None) -> DrainReport: ...
+
+    def known_delivery(self, delivery_id: str) -> bool:
+        """Whether the database (not the journal) already holds this delivery id."""

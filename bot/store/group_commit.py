@@ -52,6 +52,10 @@ class GroupCommitter:
         if self._executor is not None:
             self._executor.shutdown(wait=True)
 
+    def stats(self) -> dict[str, int]:
+        """Figures for the shutdown log line."""
+        return {"deliveries_committed": self.rows, "transactions": self.batches}
+
     def _take(self) -> list[_Waiter]:
         batch = self._waiting[: self._max_batch]
         del self._waiting[: self._max_batch]

@@ -239,3 +239,26 @@ def test_exponential_backoff_grows_with_jitter_and_a_cap() -> None:
     assert [low(a) for a in (1, 2, 3, 4)] == [1, 2, 4, 8]
     assert [high(a) for a in (1, 2, 3, 4)] == [2, 4, 8, 16]
     assert high(20) == 60 and low(20) == 30
+
+
+def test_a_payload_that_is_not_a_json_object_is_dead_lettered_unhandled(tmp_path: Path) -> None:
+    # Intake only scans the first bytes, so a body that is not JSON can reach the queue.
+    store = connect(tmp_path / "q.db")
+    store.add_delivery("not-json", "pull_request", "opened", b'{"action": "opened", oops',
+                       1.0, 1.0, None)
+    store.add_delivery("a-list", "pull_request", "opened", b"[1, 2]", 2.0, 2.0, None)
+    called: list[str] = []
+
+    async def handler(d: Delivery) -> None:
+        called.append(d.id)
+
+    async def scenario() -> None:
+        worker = make_worker(store, handler)
+        assert await worker.run_once() and await worker.run_once()
+
+    run(scenario)
+    assert called == []
+    for delivery_id, reason in (("not-json", "JSONDecodeError"), ("a-list", "a JSON list")):
+        d = store.get_delivery(delivery_id)
+        assert d is not None and d.status == "dead" and d.attempts == 1
+        assert "not a JSON object" in (d.last_error or "") and reason in (d.last_error or "")

@@ -1,0 +1,282 @@
+"""The App's HTTP face: webhook intake, health and metrics (aiohttp).
+
+`POST /webhook` checks `X-Hub-Signature-256` in constant time before anything else
+looks at the body, persists the delivery keyed by `X-GitHub-Delivery`, wakes the
+workers and answers at once; GitHub gives up on a delivery after 10 s and never
+retries it by itself.
+
+Persisting means one append to the store's intake journal (bot/store/journal.py): the
+`202` goes out once the record is written, which survives the process dying, and a
+background drain moves records into SQLite when intake is quiet (`DrainPolicy`). A
+redelivered id is answered `200 duplicate` from a set of recent ids, or the database
+after a restart. Stores without a journal group-commit each delivery before the `202`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import logging
+import re
+import time
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import parse_qs
+
+from aiohttp import web
+
+from bot.delivery_fields import DeliveryFields, delivery_fields, scan_prefix, scan_pull_request
+from bot.metrics import CONTENT_TYPE, Metrics
+from bot.queue import Worker
+from bot.settings import Settings
+from bot.store import GroupCommitter, JournaledStore, NewDelivery, Store
+from bot.store.journal_intake import DrainPolicy, JournalIntake
+
+log = logging.getLogger("bot.web")
+
+_fast_loads: Callable[[bytes], Any]
+try:  # orjson parses a 28 kB payload ~3x faster than json, which matters at intake
+    from orjson import loads as _fast_loads
+except ImportError:  # pragma: no cover - optional dependency
+    _fast_loads = json.loads
+
+MAX_BODY_BYTES = 25 * 1024 * 1024  # GitHub does not deliver larger payloads
+DEFAULT_DEBOUNCE_SECONDS = 5.0
+EventFilter = Callable[[str, "str | None"], bool]
+
+HANDLED_ACTIONS: dict[str, frozenset[str]] = {
+    "pull_request": frozenset(
+        {"opened", "synchronize", "reopened", "ready_for_review", "edited"}
+    ),
+    "issue_comment": frozenset({"created"}),
+    "check_run": frozenset({"rerequested", "requested_action"}),
+    "check_suite": frozenset({"rerequested"}),
+    "workflow_job": frozenset({"completed"}),
+}
+_DELIVERY_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
+_EVENT_NAME = re.compile(r"[a-z_]{1,64}")
+
+STORE_KEY = web.AppKey("store", Store)
+METRICS_KEY = web.AppKey("metrics", Metrics)
+
+
+def accepts_default(event: str, action: str | None) -> bool:
+    """The events and actions the bot acts on; the rest is acknowledged and dropped."""
+    if event.startswith("installation"):  # installation, installation_repositories, …
+        return True
+    return action is not None and action in HANDLED_ACTIONS.get(event, frozenset())
+
+
+def signature_for(secret: bytes, body: bytes) -> str:
+    return "sha256=" + hmac.new(secret, body, hashlib.sha256).hexdigest()
+
+
+def signature_ok(secret: bytes, body: bytes, header: str | None) -> bool:
+    if not header or not secret:
+        return False
+    expected = signature_for(secret, body).encode()
+    return hmac.compare_digest(expected, header.strip().encode("utf-8", "replace"))
+
+
+def build_web_app(
+    settings_or_secret: Settings | str | bytes,
+    store: Store,
+    worker: Worker | None,
+    metrics: Metrics,
+    *,
+    accepts: EventFilter = accepts_default,
+    debounce_seconds: float | None = None,
+    clock: Callable[[], float] = time.time,
+    committer: GroupCommitter | None = None,
+    max_body_bytes: int = MAX_BODY_BYTES,
+    drain_policy: DrainPolicy | None = None,
+) -> web.Application:
+    """The aiohttp app. Deliveries go to the store's intake journal when it has one
+    (the store is then owned by this process: StoreError if another one holds it),
+    else — or when a `committer` is passed — through group commit."""
+    if isinstance(settings_or_secret, Settings):
+        secret = settings_or_secret.webhook_secret.encode()
+        debounce = settings_or_secret.debounce_seconds
+    else:
+        raw = settings_or_secret
+        secret = raw.encode() if isinstance(raw, str) else raw
+        debounce = DEFAULT_DEBOUNCE_SECONDS
+    if debounce_seconds is not None:
+        debounce = debounce_seconds
+    if not secret:
+        raise ValueError("a webhook secret is required: unsigned deliveries are never accepted")
+    metrics.watch_store(store)
+    sink: JournalIntake | GroupCommitter
+    if committer is None and isinstance(store, JournaledStore) and (
+            (journal := store.open_journal()) is not None):
+        sink = JournalIntake(store, journal, drain_policy or DrainPolicy())
+    else:
+        sink = committer or GroupCommitter(store)
+    intake = _Intake(secret, sink, worker, metrics, accepts, debounce, clock, max_body_bytes)
+    app = web.Application(client_max_size=max_body_bytes)
+    app[STORE_KEY] = store
+    app[METRICS_KEY] = metrics
+    app.router.add_post("/webhook", intake.webhook)
+    app.router.add_get("/healthz", healthz)
+    app.router.add_get("/metrics", metrics_page)
+
+    async def close_sink(_: web.Application) -> None:
+        sink.close()
+        log.info("intake closed", extra=sink.stats())
+
+    app.on_cleanup.append(close_sink)
+    return app
+
+
+class _Intake:
+    def __init__(
+        self, secret: bytes, sink: JournalIntake | GroupCommitter, worker: Worker | None,
+        metrics: Metrics, accepts: EventFilter, debounce: float, clock: Callable[[], float],
+        max_body_bytes: int,
+    ) -> None:
+        self.secret, self.sink, self.worker, self.metrics = secret, sink, worker, metrics
+        self.accepts, self.debounce, self.clock = accepts, debounce, clock
+        self.max_body_bytes = max_body_bytes
+
+    async def webhook(self, request: web.Request) -> web.Response:
+        signature = request.headers.get("X-Hub-Signature-256")
+        if not signature:
+            return self._reject("unknown", "unauthorized", 401, "missing X-Hub-Signature-256")
+        if (request.content_length or 0) > self.max_body_bytes:
+            return self._reject("unknown", "too_large", 413, "payload over 25 MB")
+        try:
+            body = await request.read()
+        except web.HTTPRequestEntityTooLarge:
+            return self._reject("unknown", "too_large", 413, "payload over 25 MB")
+        if not signature_ok(self.secret, body, signature):
+            return self._reject("unknown", "unauthorized", 401, "signature does not match")
+        # Only now, with the sender authenticated, is anything in the request trusted.
+        event = request.headers.get("X-GitHub-Event", "")
+        delivery_id = request.headers.get("X-GitHub-Delivery", "")
+        if not _EVENT_NAME.fullmatch(event) or not _DELIVERY_ID.fullmatch(delivery_id):
+            return self._reject(event, "bad_request", 400,
+                                "missing or malformed X-GitHub-Event / X-GitHub-Delivery")
+        if event == "ping":
+            self.metrics.delivery_received(event, "ping")
+            return web.json_response({"status": "pong"})
+        # The fast path reads `action` (and, for pull_request, the debounce key) from
+        # the raw bytes; the worker parses the payload in full and dead-letters one
+        # that turns out not to be JSON.
+        prefix = scan_prefix(body) if request.content_type == "application/json" else None
+        fields: DeliveryFields | None = None
+        if prefix is not None:
+            action: str | None = prefix.action
+            if not self.accepts(event, action):
+                return self._ignored(event, action, delivery_id)
+            if event == "pull_request":
+                fields = scan_pull_request(body, prefix)
+        if fields is None:
+            payload, body = _parse_payload(body, request.content_type)
+            if not isinstance(payload, dict):
+                return self._reject(event, "bad_request", 400, "payload is not a JSON object")
+            action = payload.get("action") if isinstance(payload.get("action"), str) else None
+            if not self.accepts(event, action):
+                return self._ignored(event, action, delivery_id)
+            fields = delivery_fields(payload)
+        return await self._persist(delivery_id, event, action, body, fields)
+
+    async def _persist(
+        self, delivery_id: str, event: str, action: str | None, body: bytes,
+        fields: DeliveryFields,
+    ) -> web.Response:
+        now = self.clock()
+        group_key, not_before = None, now
+        if (event, action) == ("pull_request", "synchronize") and fields.repo and fields.number:
+            group_key, not_before = f"{fields.repo}#{fields.number}", now + self.debounce
+        delivery = NewDelivery(delivery_id, event, action, body, now, not_before, group_key)
+        context = _log_fields(delivery_id, event, action, fields)
+        try:
+            added = await self.sink.add(delivery)
+        except Exception:
+            log.exception("could not persist the delivery", extra=context)
+            self.metrics.delivery_received(event, "error")
+            return web.json_response({"error": "store unavailable"}, status=503)
+        if not added:
+            self.metrics.delivery_received(event, "duplicate")
+            log.info("duplicate delivery ignored", extra=context)
+            return web.Response(status=200, body=_DUPLICATE, content_type="application/json")
+        self.metrics.delivery_received(event, "accepted")
+        if self.worker is not None:
+            self.worker.notify()
+        log.info("delivery queued", extra=context)
+        # The id matched _DELIVERY_ID (no quote, backslash or control character), so it
+        # can be pasted into the JSON as is.
+        return web.Response(status=202, body=b'{"status": "queued", "delivery_id": "'
+                            + delivery_id.encode() + b'"}', content_type="application/json")
+
+    def _ignored(self, event: str, action: str | None, delivery_id: str) -> web.Response:
+        self.metrics.delivery_received(event, "ignored")
+        if log.isEnabledFor(logging.DEBUG):
+            log.debug("delivery ignored", extra=_log_fields(delivery_id, event, action, None))
+        return web.Response(status=202, body=_IGNORED, content_type="application/json")
+
+    def _reject(self, event: str, outcome: str, status: int, reason: str) -> web.Response:
+        self.metrics.delivery_received(event or "unknown", outcome)
+        log.warning("webhook rejected", extra={"reason": reason, "status": status})
+        return web.json_response({"error": reason}, status=status)
+
+
+_DUPLICATE = b'{"status": "duplicate"}'
+_IGNORED = b'{"status": "ignored"}'
+
+
+def _log_fields(delivery_id: str, event: str, action: str | None,
+                fields: DeliveryFields | None) -> dict[str, Any]:
+    """The intake log line's context, passed as `extra` (cheaper than log_context for a
+    single line); None values are left out, as log_context does."""
+    context: dict[str, Any] = {"delivery_id": delivery_id, "event": event}
+    if action is not None:
+        context["action"] = action
+    if fields is not None:
+        for key, value in (("repo", fields.repo), ("pr", fields.number),
+                           ("head_sha", fields.head_sha)):
+            if value is not None:
+                context[key] = value
+    return context
+
+
+def _parse_payload(body: bytes, content_type: str) -> tuple[Any, bytes]:
+    """The payload and the JSON bytes to queue (form-encoded deliveries carry the JSON
+    in a `payload` field; GitHub Apps send JSON, repository hooks may send either)."""
+    try:
+        if content_type == "application/x-www-form-urlencoded":
+            values = parse_qs(body.decode("utf-8"), max_num_fields=16).get("payload", [""])
+            body = values[0].encode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        return None, body
+    try:
+        return _fast_loads(body), body
+    except ValueError:
+        pass  # orjson is stricter (e.g. integers over 64 bits): give json its chance
+    try:
+        return json.loads(body), body
+    except (ValueError, UnicodeDecodeError):
+        return None, body
+
+
+async def healthz(request: web.Request) -> web.Response:
+    store = request.app[STORE_KEY]
+    try:
+        reachable = store.ping()
+        counts = store.counts() if reachable else None
+    except Exception:
+        reachable, counts = False, None
+    if not reachable or counts is None:
+        return web.json_response({"status": "unavailable", "store": "unreachable"}, status=503)
+    return web.json_response({
+        "status": "ok",
+        "store": "ok",
+        "queue": counts,
+        "dead_letters": counts.get("dead", 0),
+    })
+
+
+async def metrics_page(request: web.Request) -> web.Response:
+    body = request.app[METRICS_KEY].render()
+    return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE})
