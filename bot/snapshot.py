@@ -5,7 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import cached_property
-from typing import NamedTuple
+from itertools import chain, compress, repeat
+from operator import is_, itemgetter
+from typing import NamedTuple, cast
 
 
 class LineKind(StrEnum):
@@ -23,7 +25,13 @@ class DiffLine(NamedTuple):
     new_no: int | None  # line number in the head text (None for removed lines)
 
 
-@dataclass(frozen=True, slots=True)
+_KIND = itemgetter(0)
+_TEXT = itemgetter(1)
+_NEW_NO = itemgetter(3)
+_NO_NUMBER = frozenset({None})
+
+
+@dataclass(frozen=True)
 class Hunk:
     old_start: int
     old_count: int
@@ -32,13 +40,28 @@ class Hunk:
     section: str  # the text after the second @@, often the enclosing function
     lines: tuple[DiffLine, ...]
 
+    @cached_property
+    def derived(self) -> dict[str, object]:
+        """Analyses of this hunk that several rules share (its two sides, say), by name;
+        like `ChangedFile.derived`, it lives and dies with the hunk."""
+        return {}
+
     @property
     def added(self) -> tuple[DiffLine, ...]:
-        return tuple(line for line in self.lines if line.kind is LineKind.ADDED)
+        return self._of_kind("added", LineKind.ADDED)
 
     @property
     def removed(self) -> tuple[DiffLine, ...]:
-        return tuple(line for line in self.lines if line.kind is LineKind.REMOVED)
+        return self._of_kind("removed", LineKind.REMOVED)
+
+    def _of_kind(self, name: str, kind: LineKind) -> tuple[DiffLine, ...]:
+        found = self.derived.get(name)
+        if found is None:
+            # Filtered without a Python-level loop: every rule asks, on every hunk.
+            lines = self.lines
+            found = self.derived[name] = tuple(
+                compress(lines, map(is_, map(_KIND, lines), repeat(kind))))
+        return cast(tuple[DiffLine, ...], found)
 
 
 @dataclass(frozen=True)
@@ -56,16 +79,31 @@ class ChangedFile:
     patch_missing: bool = False  # GitHub omits `patch` for very large diffs
 
     @cached_property
+    def derived(self) -> dict[str, object]:
+        """Analyses of this file that several rules share (a YAML scan, say), by name.
+
+        Each is computed from this file's fields alone, so caching it here keeps the
+        file a value; `dataclasses.replace` starts a new, empty cache.
+        """
+        return {}
+
+    @cached_property
     def added_lines(self) -> tuple[DiffLine, ...]:
-        return tuple(line for hunk in self.hunks for line in hunk.added)
+        return tuple(chain.from_iterable(hunk.added for hunk in self.hunks))
 
     @cached_property
     def removed_lines(self) -> tuple[DiffLine, ...]:
-        return tuple(line for hunk in self.hunks for line in hunk.removed)
+        return tuple(chain.from_iterable(hunk.removed for hunk in self.hunks))
+
+    @cached_property
+    def added_text(self) -> str:
+        """The added lines joined by newlines: one substring test tells a rule whether
+        any added line mentions its trigger words."""
+        return "\n".join(map(_TEXT, self.added_lines))
 
     @cached_property
     def added_line_numbers(self) -> frozenset[int]:
-        return frozenset(line.new_no for line in self.added_lines if line.new_no is not None)
+        return frozenset(map(_NEW_NO, self.added_lines)) - _NO_NUMBER
 
     @cached_property
     def diff_line_numbers(self) -> frozenset[int]:

@@ -145,7 +145,8 @@ class AllocatorScope(Rule):
         known = dict(OPTIONS)
         known.update({name: "any" for name in ctx.option("extra_options")})
         for changed in ctx.files():
-            if not changed.added_lines:
+            added = changed.added_text
+            if "ALLOC_CONF" not in added and "_set_allocator_settings" not in added:
                 continue
             candidates = [a for a in changed.added_lines if a.new_no is not None and (
                 "ALLOC_CONF" in a.text or "_set_allocator_settings" in a.text)]

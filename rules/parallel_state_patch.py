@@ -88,7 +88,7 @@ class ParallelStatePatch(Rule):
         hint = str(ctx.option("hint")).strip()
         for changed in ctx.files("test", "cpu-test"):
             if not changed.path.endswith(".py") or not any(
-                    any(t in a.text for t in _TRIGGERS) for a in changed.added_lines):
+                    t in changed.added_text for t in _TRIGGERS):
                 continue
             yield from self._check_file(changed, hint)
 

@@ -50,6 +50,7 @@ _MITIGATION_RE = re.compile(
 _VOLUME_RE = re.compile(r"(?:\s-v|--volume|--mount)[\s=]([^\s:]{1,300}):")
 _VOLUME_WORDS = ("cache", "data", "model", "huggingface", "hf_")
 _SHELL_SUFFIXES = (".sh", ".bash")
+_FETCH_WORDS = ("http", "download", "load", "clone", "hub", "s3", "gs://")
 _DATA_KEY_RE = re.compile(r"url|data|source|file|path|download", re.I)
 
 
@@ -150,7 +151,10 @@ class RuntimeDownload(Rule):
 
     def check(self, ctx: RuleContext) -> Iterable[Finding]:
         for changed in ctx.files(*_SURFACES):
-            if changed.added_lines and not changed.path.lower().endswith((".md", ".txt", ".rst")):
+            if changed.path.lower().endswith((".md", ".txt", ".rst")):
+                continue
+            # A fetch is only looked for on added lines naming one of these words.
+            if any(word in changed.added_text for word in _FETCH_WORDS):
                 yield from _FileCheck(self, changed).run()
 
 
@@ -231,8 +235,7 @@ class _FileCheck:
             stripped = text.strip()
             if number is None or not stripped or stripped.startswith(("#", "//")):
                 continue
-            if not any(k in text for k in ("http", "download", "load", "clone", "hub", "s3",
-                                           "gs://")):
+            if not any(word in text for word in _FETCH_WORDS):
                 continue
             fetch = detect(text, self.python) or self.config_url(number)
             if fetch is None or self.is_mitigated(number):

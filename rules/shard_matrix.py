@@ -18,11 +18,13 @@ from rules.support.knobs import (
     MAX_LINE,
     SHARD_SIZE_KEYS,
     KnobFilter,
+    SideLine,
     hunk_changes,
     knob_filter,
     normalize,
     number,
     shared_filter,
+    side_contains,
     sides,
 )
 from rules.support.yamlscan import ITEM, YamlLine, scan
@@ -221,11 +223,20 @@ class ShardMatrix(Rule):
             segments = [scan(((n, t) for n, t, _ in sides(h)[1]), full=False,
                              section=h.section) for h in changed.hunks]
         complete = views.get("head") is not None
-        visible = [y.text for seg in segments for y in seg] if segments else [
-            line.text for h in changed.hunks for line in h.lines if line.new_no is not None]
-        sizes = {int(m.group(1)) for t in visible if "--" in t
-                 for m in opts.size_flag.finditer(_code(t))}
-        file_size = next(iter(sizes)) if len(sizes) == 1 else None
+        known_size: list[int | None] = []
+
+        def file_size() -> int | None:
+            """The one shard count the file's commands pass, if any (read on need: most
+            files have no shard ids to judge)."""
+            if not known_size:
+                visible = [y.text for seg in segments for y in seg] if segments else [
+                    line.text for h in changed.hunks for line in h.lines
+                    if line.new_no is not None]
+                sizes = {int(m.group(1)) for t in visible if "--" in t
+                         for m in opts.size_flag.finditer(_code(t))}
+                known_size.append(next(iter(sizes)) if len(sizes) == 1 else None)
+            return known_size[0]
+
         spans: list[tuple[int, int]] = []
         for seg in segments:
             for k, line in enumerate(seg):
@@ -251,7 +262,7 @@ class ShardMatrix(Rule):
                 if not touched:
                     continue  # only changed matrices are judged
                 counts = {c for c, _ in job_sizes}
-                size = next(iter(counts)) if len(counts) == 1 else None if job else file_size
+                size = next(iter(counts)) if len(counts) == 1 else None if job else file_size()
                 for key, ids, stated, label in _groups(_parse(body), opts):
                     yield from self._report(changed, key, ids, stated if stated else size,
                                             min(touched), opts, job, label)
@@ -264,7 +275,7 @@ class ShardMatrix(Rule):
             values = [number(v) for v in flow.group(3).split(",") if v.strip()]
             ids = [int(v) for v in values if v is not None and v == int(v)]
             if ids and len(ids) == len(values):
-                yield from self._report(changed, flow.group(2), ids, file_size, no, opts, "")
+                yield from self._report(changed, flow.group(2), ids, file_size(), no, opts, "")
 
     def _report(self, changed: ChangedFile, key: str, ids: list[int], size: int | None,
                 line: int, opts: _Opts, job: str, label: str = "") -> Iterator[Finding]:
@@ -298,6 +309,8 @@ class ShardMatrix(Rule):
         deltas: Counter[str] = Counter()
         first: dict[str, int] = {}
         for side, which, sign in zip(sides(hunk), ("base", "head"), (-1, 1), strict=True):
+            if not _mentions_matrix(changed, which, hunk, side):
+                continue  # no line of this side can sit under a `matrix:` key
             candidates = [(no, _code(text)) for no, text, is_changed in side if is_changed and (
                 "[" in text or text.lstrip().startswith(("-", "{")))]
             if not candidates:
@@ -349,6 +362,14 @@ def _job(seg: list[YamlLine], line: YamlLine, opts: _Opts) -> tuple[str, list[tu
     scope = [y for y in seg if y.path[:2] == ("jobs", job)] if job else seg
     return job, [(int(m.group(1)), y.number) for y in scope if "--" in y.text
                  for m in opts.size_flag.finditer(_code(y.text))]
+
+
+def _mentions_matrix(changed: ChangedFile, which: str, hunk: Hunk, side: list[SideLine]) -> bool:
+    """Whether `matrix` occurs where a side's key paths come from: the whole text of
+    that side when known, else the hunk's lines and its `@@` section line."""
+    text = changed.base_text if which == "base" else changed.head_text
+    return ("matrix" in hunk.section or (text is not None and "matrix" in text)
+            or side_contains(side, "matrix"))
 
 
 def _view(

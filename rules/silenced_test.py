@@ -27,6 +27,12 @@ _YAML_HINTS = ("skip", "xfail", "flaky", "retry", "disabled", "expectedfailure",
 _ARG_HINTS = ("--ignore", "--deselect", "-k", "--reruns")
 _SKIP_HINTS = ("skip", "exclu", "disable", "quarant", "blocklist", "denylist", "blacklist",
                "xfail", "flaky", "ignore", "known_fail")
+# Every hint above, lowercased, minus those another one contains ("disabled" has
+# "disable", "--ignore" has "ignore"): a file whose text has none of them and whose
+# added lines have no `#` cannot yield a hit, and most files of a large PR are such.
+_ANY_HINT = ("skip", "xfail", "flaky", "retry", "disable", "expectedfailure", "exclu",
+             "quarant", "blocklist", "denylist", "blacklist", "ignore", "known_fail",
+             "continue", "if:", "soft_fail", "automatic", "--deselect", "-k", "--reruns")
 
 _MARKER_RE = re.compile(
     r"@?pytest\.mark\.(?:skip|skipif|xfail|flaky)\b|@?unittest\.(?:skip\w*|expectedFailure)\b"
@@ -107,14 +113,19 @@ def _uncomment(text: str) -> str:
     return _COMMENT_RE.split(text, maxsplit=1)[0].strip()
 
 
+def _known_text(changed: ChangedFile) -> str:
+    """The head-side lines we know (full text or patch), one per line."""
+    full = changed.head_lines
+    return "\n".join(full if full is not None else changed.patch_head_lines.values())
+
+
 class _View:
     """The head-side lines of one file that we know (full text or patch), with diff facts."""
 
-    def __init__(self, changed: ChangedFile) -> None:
+    def __init__(self, changed: ChangedFile, known: str, lowered: str) -> None:
         self.changed = changed
         self.full = changed.head_lines
-        self.patch = {ln.new_no: ln.text for h in changed.hunks for ln in h.lines
-                      if ln.new_no is not None} if self.full is None else {}
+        self.patch = changed.patch_head_lines if self.full is None else {}
         self.added = changed.added_line_numbers
         # Per added line: its hunk's removed lines, as a set and indexed by 8-char prefix.
         self.removed: dict[int, tuple[frozenset[str], dict[str, list[str]]]] = {}
@@ -128,8 +139,6 @@ class _View:
                 if ln.new_no is not None:
                     self.removed[ln.new_no] = facts
         self.moved = Counter(ln.text.strip() for ln in changed.removed_lines)
-        known = "\n".join(self.full if self.full is not None else self.patch.values())
-        lowered = known.lower()
         # Which hints occur at all: most files have none, so most lines skip every regex.
         self.hints = tuple(h for h in _YAML_HINTS if h in lowered)
         self.skippy = any(h in lowered for h in _SKIP_HINTS)
@@ -507,7 +516,11 @@ class SilencedTest(Rule):
     def check(self, ctx: RuleContext) -> Iterable[Finding]:
         links = DescriptionLinks.of(ctx.snapshot.body)
         for changed in ctx.files(*ctx.option("surfaces")):
-            view = _View(changed)
+            known = _known_text(changed)
+            lowered = known.lower()
+            if "#" not in changed.added_text and not any(hint in lowered for hint in _ANY_HINT):
+                continue
+            view = _View(changed, known, lowered)
             for hit in _hits(view):
                 if any(issue_link(view.get(m) or "") for m in range(
                         hit.line - 1, max(hit.end, hit.line) + 1)) or links.covers(hit.subject):

@@ -27,6 +27,7 @@ from rules.support.knobs import (
     new_unit_lines,
     number,
     shared_filter,
+    side_text,
     sides,
 )
 
@@ -35,6 +36,9 @@ _NUM = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
 _ASSERT_RE = re.compile(rf"^\s*assert\s+([^<>=!#,]+)([<>]=?)\s*({_NUM})\s*(?:,|#|$)")
 _ASSERT_REV_RE = re.compile(rf"^\s*assert\s+({_NUM})\s*([<>]=?)\s*([^<>=!#,]+?)\s*(?:,|#|$)")
 _METHOD_RE = re.compile(r"\bassert(Greater|Less)(?:Equal)?\(")
+# A line of a joined side that the two `assert` patterns above could match: `\s*` may
+# run across blank lines, but only to an `assert` that starts its own line anyway.
+_ASSERT_START_RE = re.compile(r"^\s*assert\s", re.M)
 _CALL_HEAD_RE = re.compile(r"([A-Za-z_][\w.]*)\s*\(")
 _SPACE_RE = re.compile(r"\s+")
 _RETRY_RE = re.compile(r"\b(?:retry|automatic|manual|exit_status)\b")
@@ -136,13 +140,23 @@ def _gates(side: Sequence[SideLine]) -> list[_Gate]:
     return gates
 
 
+def _may_gate(side: Sequence[SideLine]) -> bool:
+    """Whether any line of the side can hold an assertion `_gates` reads (most can't)."""
+    _, joined = side_text(side)
+    return ("assertGreater" in joined or "assertLess" in joined
+            or _ASSERT_START_RE.search(joined) is not None)
+
+
 def _gate_loosenings(hunk: Hunk) -> Iterator[tuple[_Gate, _Gate]]:
     old_side, new_side = sides(hunk)
+    if not _may_gate(new_side) or not _may_gate(old_side):
+        return
+    news = [g for g in _gates(new_side) if g.changed]
+    if not news:
+        return
     olds = [g for g in _gates(old_side) if g.changed]
     used: set[int] = set()
-    for gate in _gates(new_side):
-        if not gate.changed:
-            continue
+    for gate in news:
         k = next((k for k, o in enumerate(olds) if k not in used
                   and o.subject == gate.subject and o.lower == gate.lower), None)
         if k is None:

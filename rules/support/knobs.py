@@ -16,10 +16,13 @@ text, and very long lines are cut before scanning.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Callable, Container, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, NamedTuple, TypeVar, cast
+from itertools import accumulate
+from operator import itemgetter
+from typing import NamedTuple, TypeVar, cast
 
 from bot.config import Config
 from bot.globs import compile_glob
@@ -47,11 +50,16 @@ _KWARG_LINE_RE = re.compile(r"^\s*\w+\s*=[^=]")
 _NAME_LINE_RE = re.compile(r"^\s*(?:-\s+)?name\s*:\s*[\"']?([^\"'#]*)")
 _NUMBER_RE = re.compile(r"[+-]?(?:\d[\d_]*(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 _TRAILING_COMMENT_RE = re.compile(r"(?:^|\s)#")
+_WORD_NAME_RE = re.compile(r"[a-z][a-z0-9-]*")
 _WORD_LITERAL = frozenset({"true", "false", "none", "null"})
 # A run of added lines that starts a new test, step or job: knobs in it are new, not retuned.
 _NEW_UNIT_RE = re.compile(
     r"^\s*(?:(?:async\s+)?def\s|class\s|-\s+(?:label|name|key|id|group)\s*:|runs-on\s*:)"
 )
+# The same over added lines joined by newlines: `[^\S\n]` is `\s` kept within a line.
+_NEW_UNIT_LINES_RE = re.compile(
+    r"^[^\S\n]*(?:(?:async[^\S\n]+)?def[^\S\n]|class[^\S\n]"
+    r"|-[^\S\n]+(?:label|name|key|id|group)[^\S\n]*:|runs-on[^\S\n]*:)", re.M)
 _SHELL_KEYS = frozenset({"run", "script", "command", "commands", ""})
 _PRAGMA_RE = re.compile(
     r"^(?:noqa|type:|fmt:|pragma|pylint:|nosec|isort:|yapf:|ruff:|mypy:|pyright:)", re.I
@@ -72,13 +80,17 @@ def normalize(name: str) -> str:
 class KnobFilter:
     """Which normalized knob names are wanted, plus a fast test for candidate lines."""
 
-    __slots__ = ("_exact", "_memo", "_names", "_value")
+    __slots__ = ("_exact", "_hits", "_literal", "_names", "_seen", "_value")
 
     def __init__(self, globs: Sequence[str]) -> None:
-        patterns = [compile_glob(g.strip().lower().replace("_", "-")).pattern
-                    for g in globs if g.strip()]
+        normalized = [g.strip().lower().replace("_", "-") for g in globs if g.strip()]
+        # Most knobs are plain names: a set lookup, and a much smaller regex to build
+        # and run for the globs proper.
+        self._literal = frozenset(g for g in normalized if not any(c in g for c in "*?{"))
+        patterns = [compile_glob(g).pattern for g in normalized if g not in self._literal]
         self._exact = re.compile("|".join(f"(?:{p})" for p in patterns)) if patterns else None
-        self._memo: dict[str, bool] = {}  # raw words
+        self._seen: set[str] = set()  # raw words looked at
+        self._hits: set[str] = set()  # those that may name a wanted knob
         self._names: dict[str, bool] = {}  # normalized names
         self._value = self("metric-value")  # lm-eval `value:` keys become `metric-value`
 
@@ -87,24 +99,46 @@ class KnobFilter:
         if hit is None:
             if len(self._names) > 100_000:
                 self._names.clear()
-            hit = self._names[name] = (
+            hit = self._names[name] = name in self._literal or (
                 self._exact is not None and self._exact.match(name) is not None)
         return hit
 
+    def names_knob(self, word: str) -> bool:
+        """Whether a word as written (`max_num_seqs`, `Timeout`) may name a wanted knob."""
+        name = word.lower().replace("_", "-")
+        return self(name) or (self._value and name == "value")
+
     def present(self, text: str) -> list[str]:
         """The words of `text` that may name a wanted knob, as written (memoized)."""
-        memo = self._memo
-        if len(memo) > 100_000:
-            memo.clear()
-        found: list[str] = []
-        for token in set(_NAME_TOKEN_RE.findall(text)):
-            hit = memo.get(token)
-            if hit is None:
-                name = token.lower().replace("_", "-")
-                hit = memo[token] = self(name) or (self._value and name == "value")
-            if hit:
-                found.append(token)
-        return found
+        if len(self._seen) > 100_000:
+            self._seen.clear()
+            self._hits.clear()
+        tokens = _words(text)
+        # Set operations keep the per-token Python work to words never seen before.
+        for token in tokens - self._seen:
+            if self.names_knob(token):
+                self._hits.add(token)
+            self._seen.add(token)
+        return list(tokens & self._hits)
+
+
+# ASCII text splits into `[\w-]` runs at C speed: every other character becomes a space.
+_NOT_WORD = str.maketrans({c: " " for c in range(128)
+                           if not (chr(c).isalnum() or chr(c) in "_-")})
+
+
+def _words(text: str) -> set[str]:
+    r"""The distinct `_NAME_TOKEN_RE` words of `text`: from each run of `[\w-]`, the part
+    from its first ASCII letter on."""
+    if not text.isascii():
+        return set(_NAME_TOKEN_RE.findall(text))
+    words = set()
+    for run in set(text.translate(_NOT_WORD).split()):
+        if run[0].isalpha():
+            words.add(run)
+        elif word := run.lstrip("0123456789_-"):
+            words.add(word)
+    return words
 
 
 @lru_cache(maxsize=64)
@@ -265,6 +299,67 @@ def _label(side: Sequence[SideLine], i: int) -> str:
     return ""
 
 
+def _is_word_char(ch: str) -> bool:
+    return ch.isalnum() or ch == "_" or ch == "-"  # `[\w-]`
+
+
+def _named_words(text: str, only: Container[str]) -> list[str] | None:
+    r"""The words of `text` (as `present` finds them) that normalize to a name in `only`
+    (or to `value` when `metric-value` is wanted), found by searching for the names
+    instead of splitting the whole text into words; None when that can't be exact.
+
+    Lowercasing then lines up character for character with the text (same length),
+    and a word is a run of `[\w-]` from its first ASCII letter on.
+    """
+    if not isinstance(only, (set, frozenset)) or not all(name.isascii() for name in only):
+        return None
+    normalized = text.lower().replace("_", "-")
+    if len(normalized) != len(text):
+        return None
+    names = set(only)
+    if "metric-value" in names:
+        names.add("value")
+    found: set[str] = set()
+    size = len(text)
+    for name in names:
+        if not _WORD_NAME_RE.fullmatch(name):
+            continue  # no word normalizes to it: a letter, then letters, digits or `-`
+        at = normalized.find(name)
+        while at >= 0:
+            end = at + len(name)
+            if text[at].isascii() and (end == size or not _is_word_char(text[end])):
+                back = at - 1
+                while back >= 0 and _is_word_char(text[back]) and not (
+                        text[back].isascii() and text[back].isalpha()):
+                    back -= 1
+                if back < 0 or not _is_word_char(text[back]):
+                    found.add(text[at:end])  # no earlier letter in the run: a word here
+            at = normalized.find(name, at + 1)
+    return list(found)
+
+
+def _candidates(
+    side: Sequence[SideLine], texts: list[str], joined: str, words: list[str]
+) -> list[int]:
+    """Indices of the lines that contain one of `words` and are changed or just above
+    a change (a flag on a context line whose value line below it changed), in order.
+
+    One regex pass over the side instead of one per line: the words hold no newline,
+    so no match spans two lines.
+    """
+    pattern = re.compile("|".join(re.escape(w) for w in sorted(words)))  # one cache entry per set
+    starts = list(accumulate([len(t) + 1 for t in texts], initial=0))
+    size = len(side)
+    found: list[int] = []
+    for match in pattern.finditer(joined):
+        i = bisect_right(starts, match.start()) - 1
+        if found and found[-1] == i:
+            continue
+        if any(side[j][2] for j in range(i, min(i + 4, size))):
+            found.append(i)
+    return found
+
+
 def extract(
     side: Sequence[SideLine], wanted: KnobFilter, *, yaml_keys: bool, python: bool,
     only: Container[str] | None = None,
@@ -295,22 +390,35 @@ def extract(
             Setting(name, raw, value[0], value[1], report, lines, changed, label, i, indent)
         )
 
-    words = wanted.present("\n".join(text[:MAX_LINE] for _, text, _ in side))
-    if only is not None:
-        words = [w for w in words if (n := w.lower().replace("_", "-")) in only
-                 or (n == "value" and "metric-value" in only)]
+    texts, joined = side_text(side)
+    named = _named_words(joined, only) if only is not None else None
+    if named is not None:
+        words = [w for w in named if wanted.names_knob(w)]
+    else:
+        words = wanted.present(joined)
+        if only is not None:
+            words = [w for w in words if (n := w.lower().replace("_", "-")) in only
+                     or (n == "value" and "metric-value" in only)]
     if not words:
         return out
-    # Only lines that are changed or just above a change can carry a changed setting
-    # (a flag on a context line whose value line below it changed).
-    near: set[int] = set()
-    for i, (_, _, changed) in enumerate(side):
-        if changed:
-            near.update(range(max(0, i - 3), i + 1))
-    candidate = re.compile("|".join(re.escape(w) for w in words)).search
-    for i, (no, text, changed) in enumerate(side):
-        if pending is None and (i not in near or candidate(text, 0, MAX_LINE) is None):
-            continue
+    visits = _candidates(side, texts, joined, words)
+    size = len(side)
+    k = 0
+    i = -1
+    while True:
+        # A line naming a wanted word is read, and so is every line while a flag waits
+        # for its value on a following line.
+        if pending is None:
+            while k < len(visits) and visits[k] <= i:
+                k += 1
+            if k == len(visits):
+                break
+            i = visits[k]
+        else:
+            i += 1
+            if i >= size:
+                break
+        no, text, changed = side[i]
         stripped = text.lstrip()
         if not stripped or stripped.startswith("#"):
             continue  # comment lines never set anything; a pending flag survives them
@@ -401,38 +509,58 @@ def is_yaml_like(path: str) -> bool:
 
 
 # The rules sharing this module run over the same snapshot one after another: per-hunk
-# and per-file derivations are computed once. Entries keep the object they were computed
-# from, so a reused id never returns a stale value; the memo is bounded.
-_MEMO: dict[tuple[str, int], tuple[object, Any]] = {}
-_MEMO_SIZE = 200_000
+# and per-file derivations are computed once and kept with the hunk or file itself
+# (`derived`), so they are freed with the snapshot instead of outliving the review.
 _T = TypeVar("_T")
+_KIND = itemgetter(0)  # of a DiffLine
 
 
-def _memoized(kind: str, obj: object, compute: Callable[[], _T]) -> _T:
-    key = (kind, id(obj))
-    hit = _MEMO.get(key)
-    if hit is not None and hit[0] is obj:
-        return cast(_T, hit[1])
-    value = compute()
-    if len(_MEMO) >= _MEMO_SIZE:
-        _MEMO.clear()
-    _MEMO[key] = (obj, value)
+def _memoized(kind: str, obj: Hunk | ChangedFile, compute: Callable[[], _T]) -> _T:
+    key = "knobs." + kind
+    store = obj.derived
+    if key in store:
+        return cast(_T, store[key])
+    value = store[key] = compute()
     return value
 
 
-def sides(hunk: Hunk) -> tuple[list[SideLine], list[SideLine]]:
+class Side(list[SideLine]):
+    """One side of a hunk, as `sides` returns it, keeping its text for every search."""
+
+    text: tuple[list[str], str] | None = None
+
+
+def side_text(side: Sequence[SideLine]) -> tuple[list[str], str]:
+    """A side's lines cut to `MAX_LINE`, and joined with newlines for one-pass searches."""
+    if isinstance(side, Side) and side.text is not None:
+        return side.text
+    texts = [text[:MAX_LINE] for _, text, _ in side]
+    found = texts, "\n".join(texts)
+    if isinstance(side, Side):
+        side.text = found
+    return found
+
+
+def side_contains(side: Sequence[SideLine], word: str) -> bool:
+    """Whether a line of the side contains `word` (which holds no newline)."""
+    texts, joined = side_text(side)
+    if word in joined:
+        return True
+    if max(map(len, texts), default=0) < MAX_LINE:
+        return False  # no line was cut short for `side_text`
+    return any(word in text for _, text, _ in side)
+
+
+def sides(hunk: Hunk) -> tuple[Side, Side]:
     """The base side and the head side of a hunk, each with its context lines."""
     return _memoized("sides", hunk, lambda: _sides(hunk))
 
 
-def _sides(hunk: Hunk) -> tuple[list[SideLine], list[SideLine]]:
-    old: list[SideLine] = []
-    new: list[SideLine] = []
-    for line in hunk.lines:
-        if line.old_no is not None:
-            old.append((line.old_no, line.text, line.kind is LineKind.REMOVED))
-        if line.new_no is not None:
-            new.append((line.new_no, line.text, line.kind is LineKind.ADDED))
+def _sides(hunk: Hunk) -> tuple[Side, Side]:
+    removed, added = LineKind.REMOVED, LineKind.ADDED
+    lines = hunk.lines
+    old = Side([(o, text, kind is removed) for kind, text, o, _ in lines if o is not None])
+    new = Side([(n, text, kind is added) for kind, text, _, n in lines if n is not None])
     return old, new
 
 
@@ -478,18 +606,17 @@ def pair(old: Sequence[Setting], new: Sequence[Setting]) -> list[Change]:
 
 
 # The knob rules run one after another over the same snapshot with the same (union)
-# filter: each hunk is parsed once. Entries hold the hunk itself, so an id is never
-# mistaken for a freed object's; the cache is bounded and holds no more than a review.
-_CACHE: dict[int, tuple[Hunk, KnobFilter, list[Change]]] = {}
-_CACHE_SIZE = 50_000
+# filter: each hunk is parsed once, and the result is kept with the hunk.
 _REMOVAL_MATTERS = frozenset({"parallelism", "max-parallel"})
 
 
 def hunk_changes(changed: ChangedFile, hunk: Hunk, wanted: KnobFilter) -> list[Change]:
     """Every changed, added or removed wanted setting of one hunk, paired old → new."""
-    entry = _CACHE.get(id(hunk))
-    if entry is not None and entry[0] is hunk and entry[1] is wanted:
-        return entry[2]
+    entry = hunk.derived.get("knobs.changes")
+    if entry is not None:
+        cached_filter, cached = cast(tuple[KnobFilter, list[Change]], entry)
+        if cached_filter is wanted:
+            return cached
     old, new = sides(hunk)
     yaml_keys = is_yaml_like(changed.path)
     python = changed.path.endswith((".py", ".pyi"))
@@ -499,9 +626,7 @@ def hunk_changes(changed: ChangedFile, hunk: Hunk, wanted: KnobFilter) -> list[C
     names = {s.name for s in head if s.changed} | _REMOVAL_MATTERS
     base = extract(old, wanted, yaml_keys=yaml_keys, python=python, only=names)
     result = pair(base, head)
-    if len(_CACHE) >= _CACHE_SIZE:
-        _CACHE.clear()
-    _CACHE[id(hunk)] = (hunk, wanted, result)
+    hunk.derived["knobs.changes"] = (wanted, result)
     return result
 
 
@@ -522,6 +647,33 @@ def new_unit_lines(hunk: Hunk) -> frozenset[int]:
 
 
 def _new_unit_lines(hunk: Hunk) -> frozenset[int]:
+    added = hunk.added
+    if not added:
+        return frozenset()
+    numbers = [line.new_no for line in added]
+    if None in numbers:
+        return _new_unit_lines_slowly(hunk)
+    texts = [line.text[:400] for line in added]
+    joined = "\n".join(texts)
+    if joined.count("\n") + 1 != len(texts):
+        return _new_unit_lines_slowly(hunk)  # no added line, or one holding a newline
+    if _NEW_UNIT_LINES_RE.search(joined) is None:
+        return frozenset()  # most hunks: one search over every added line
+    starts = list(accumulate([len(t) + 1 for t in texts], initial=0))
+    result: set[int] = set()
+    first = 0
+    # A run is the added lines between two context lines (removed lines don't end it);
+    # the kinds are one-character strings, so runs are the pieces between spaces.
+    for piece in "".join(map(_KIND, hunk.lines)).split(" "):
+        size = piece.count("+")
+        if size and _NEW_UNIT_LINES_RE.search(joined, starts[first],
+                                              starts[first + size] - 1) is not None:
+            result.update(cast("list[int]", numbers[first : first + size]))
+        first += size
+    return frozenset(result)
+
+
+def _new_unit_lines_slowly(hunk: Hunk) -> frozenset[int]:
     result: set[int] = set()
     run: list[int] = []
     is_new = False

@@ -11,10 +11,12 @@ regex with nested quantifiers, and it works on any slice of a file.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import NamedTuple, cast
 
-from bot.snapshot import ChangedFile, Hunk
+from bot.snapshot import ChangedFile
 
 ITEM = "[]"
 YAML_SUFFIXES = (".yml", ".yaml")
@@ -45,8 +47,9 @@ class BlockScalar:
         return f"{self.key}: {self.indicator}" if self.key else f"- {self.indicator}"
 
 
-@dataclass(frozen=True, slots=True)
-class YamlLine:
+class YamlLine(NamedTuple):
+    # A NamedTuple rather than a frozen dataclass: a scan builds one per line and
+    # several rules scan every YAML file of a PR, so construction cost dominates.
     number: int
     text: str
     indent: int
@@ -68,7 +71,10 @@ class YamlLine:
 
 @dataclass
 class YamlView:
-    """The scanned lines of one file, by head line number."""
+    """The scanned lines of one file, by head line number.
+
+    `view()` shares one instance between all rules: treat it as read-only.
+    """
 
     lines: dict[int, YamlLine] = field(default_factory=dict)
     full: bool = False  # built from the whole head text (paths are exact)
@@ -179,34 +185,36 @@ def block_header(value: str) -> tuple[str, str, int, str] | None:
     return token[0], chomping, explicit, token
 
 
-@dataclass
-class _Entry:
-    indent: int
-    name: str
-    line: int
+_new_line = tuple.__new__  # YamlLine from a full positional tuple, skipping __new__'s frame
 
 
-@dataclass
 class _Pending:
     """A block scalar whose content is still being read."""
 
-    key_line: YamlLine
-    key: str
-    key_col: int
-    style: str
-    chomping: str
-    indicator: str
-    path: tuple[str, ...]
-    anchors: tuple[int, ...]
-    content_indent: int  # -1 until the first content line
-    lines: list[tuple[int, str]] = field(default_factory=list)
+    __slots__ = ("anchors", "chomping", "content_indent", "indicator", "key", "key_col",
+                 "key_line", "lines", "path", "style")
+
+    def __init__(self, key_line: YamlLine, key: str, key_col: int, style: str, chomping: str,
+                 indicator: str, path: tuple[str, ...], anchors: tuple[int, ...],
+                 content_indent: int) -> None:
+        self.key_line = key_line
+        self.key = key
+        self.key_col = key_col
+        self.style = style
+        self.chomping = chomping
+        self.indicator = indicator
+        self.path = path
+        self.anchors = anchors
+        self.content_indent = content_indent  # -1 until the first content line
+        self.lines: list[tuple[int, str]] = []
 
     def accepts(self, text: str) -> bool:
-        if not text.strip():
+        body = text.lstrip(" ")
+        if not body or body.isspace():
             return True
-        if text.startswith(("---", "...")) and (len(text) == 3 or text[3] in " \t"):
+        if text[:3] in ("---", "...") and (len(text) == 3 or text[3] in " \t"):
             return False
-        ind = indent_of(text)
+        ind = len(text) - len(body)
         if self.content_indent < 0:
             if ind > self.key_col:
                 self.content_indent = ind
@@ -216,12 +224,12 @@ class _Pending:
 
     def close(self, rooted: bool) -> tuple[list[YamlLine], list[tuple[int, str]]]:
         """The key line and content lines; trailing blank lines are handed back."""
-        last = -1
-        for i, (_, text) in enumerate(self.lines):
-            if text.strip():
-                last = i
-        content = self.lines[: last + 1]
-        rest = self.lines[last + 1 :]
+        lines = self.lines
+        last = len(lines) - 1
+        while last >= 0 and (not lines[last][1] or lines[last][1].isspace()):
+            last -= 1
+        content = lines[: last + 1]
+        rest = lines[last + 1 :]
         scalar = BlockScalar(
             key=self.key,
             key_line=self.key_line.number,
@@ -236,31 +244,51 @@ class _Pending:
         )
         out: list[YamlLine] = []
         if self.key_line.number:
-            out.append(_replace_opens(self.key_line, scalar))
+            out.append(self.key_line._replace(opens=scalar))
         anchors = (*self.anchors, self.key_line.number)
+        path = self.path
         for number, text in content:
-            out.append(YamlLine(
-                number=number, text=text, indent=indent_of(text), kind="block",
-                path=self.path, anchors=anchors, rooted=rooted, value=text.strip(),
-                block=scalar,
-            ))
+            out.append(_new_line(YamlLine, (
+                number, text, len(text) - len(text.lstrip(" ")), "block", path, anchors,
+                rooted, None, text.strip(), False, 0, None, scalar)))
         return out, rest
 
 
-def _replace_opens(line: YamlLine, scalar: BlockScalar) -> YamlLine:
-    return YamlLine(
-        number=line.number, text=line.text, indent=line.indent, kind=line.kind,
-        path=line.path, anchors=line.anchors, rooted=line.rooted, key=line.key,
-        value=line.value, item=line.item, col=line.col, opens=scalar,
-    )
-
-
 class _Scanner:
+    """The stack of open keys as parallel lists; indents never decrease along it."""
+
+    __slots__ = ("_anchors", "_path", "full", "indents", "names", "numbers", "out", "pending")
+
     def __init__(self, full: bool) -> None:
         self.full = full
-        self.stack: list[_Entry] = []
+        self.indents: list[int] = []
+        self.names: list[str] = []
+        self.numbers: list[int] = []
+        # The stack as tuples, built on first use after a change (None: stale): most
+        # lines share them, and an item line changes the stack twice before reading it.
+        self._path: tuple[str, ...] | None = ()
+        self._anchors: tuple[int, ...] = ()
         self.pending: _Pending | None = None
         self.out: list[YamlLine] = []
+
+    def push(self, indent: int, name: str, number: int) -> None:
+        self.indents.append(indent)
+        self.names.append(name)
+        self.numbers.append(number)
+        self._path = None
+
+    def pop_to(self, size: int) -> None:
+        del self.indents[size:], self.names[size:], self.numbers[size:]
+        if self._path is not None:
+            self._path = self._path[:size]
+            self._anchors = self._anchors[:size]
+
+    def context(self) -> tuple[tuple[str, ...], tuple[int, ...]]:
+        """Path and anchors of every open key."""
+        if self._path is None:
+            self._path = tuple(self.names)
+            self._anchors = tuple(self.numbers)
+        return self._path, self._anchors
 
     def seed(self, section: str) -> None:
         """Start from the top-level line git names in a hunk header (`@@ … @@ jobs:`)."""
@@ -280,19 +308,16 @@ class _Scanner:
             self.pending = _Pending(stub, key, 0, style, chomping, indicator, (key,), (),
                                     explicit if explicit else -1)
         elif not value:
-            self.stack.append(_Entry(0, key, 0))
+            self.push(0, key, 0)
 
-    def rooted(self, indent: int) -> bool:
-        return self.full or indent == 0 or bool(self.stack and self.stack[0].indent == 0)
-
-    def feed(self, number: int, text: str) -> None:
-        text = text.rstrip("\r\n")
-        if self.pending is not None:
-            if self.pending.accepts(text):
-                self.pending.lines.append((number, text))
-                return
-            self.flush()
-        self.line(number, text)
+    def names_below(self, below: int) -> tuple[tuple[str, ...], tuple[int, ...]]:
+        """Path and anchors of the open keys indented less than `below` (a stack prefix)."""
+        path, anchors = self.context()
+        indents = self.indents
+        if not indents or indents[-1] < below:
+            return path, anchors
+        k = bisect_left(indents, below)
+        return path[:k], anchors[:k]
 
     def flush(self) -> None:
         pending, self.pending = self.pending, None
@@ -303,34 +328,42 @@ class _Scanner:
         for number, text in rest:
             self.line(number, text)
 
-    def names(self, below: int | None = None) -> tuple[tuple[str, ...], tuple[int, ...]]:
-        entries = [e for e in self.stack if below is None or e.indent < below]
-        return tuple(e.name for e in entries), tuple(e.line for e in entries)
-
     def line(self, number: int, text: str) -> None:
-        ind = indent_of(text)
-        body = text[ind:]
-        if not body.strip():
-            path, anchors = self.names(ind)
-            self.out.append(YamlLine(number, text, ind, "blank", path, anchors, self.rooted(ind)))
+        body = text.lstrip(" ")
+        ind = len(text) - len(body)
+        indents = self.indents
+        rooted = self.full or ind == 0 or (bool(indents) and indents[0] == 0)
+        if not body or body.isspace():
+            path, anchors = self.names_below(ind)
+            self.out.append(_new_line(YamlLine, (
+                number, text, ind, "blank", path, anchors, rooted, None, "", False, 0,
+                None, None)))
             return
-        if body.startswith("#") or body.startswith("\t#"):
-            path, anchors = self.names(ind)
-            self.out.append(YamlLine(number, text, ind, "comment", path, anchors,
-                                     self.rooted(ind)))
+        first = body[0]
+        if first == "#" or (first == "\t" and body[1:2] == "#"):
+            path, anchors = self.names_below(ind)
+            self.out.append(_new_line(YamlLine, (
+                number, text, ind, "comment", path, anchors, rooted, None, "", False, 0,
+                None, None)))
             return
-        if ind == 0 and body.startswith(("---", "...")) and (len(body) == 3 or body[3] in " \t"):
-            self.stack.clear()
-            self.out.append(YamlLine(number, text, 0, "doc", (), (), True))
+        if (ind == 0 and body[:3] in ("---", "...")
+                and (len(body) == 3 or body[3] in " \t")):
+            self.pop_to(0)
+            self.out.append(_new_line(YamlLine, (
+                number, text, 0, "doc", (), (), True, None, "", False, 0, None, None)))
             return
         col = ind
         content = body
         item = False
-        while content == "-" or content.startswith(("- ", "-\t")):
-            while self.stack and (self.stack[-1].indent > col or (
-                    self.stack[-1].indent == col and self.stack[-1].name == ITEM)):
-                self.stack.pop()
-            self.stack.append(_Entry(col, ITEM, number))
+        while first == "-" and (len(content) == 1 or content[1] in " \t"):
+            names = self.names
+            size = len(indents)
+            while size and (indents[size - 1] > col or (
+                    indents[size - 1] == col and names[size - 1] == ITEM)):
+                size -= 1
+            if size < len(indents):
+                self.pop_to(size)
+            self.push(col, ITEM, number)
             item = True
             rest = content[1:]
             stripped = rest.lstrip(" \t")
@@ -338,17 +371,22 @@ class _Scanner:
             content = stripped
             if not content:
                 break
-        rooted = self.rooted(ind)
+            first = content[0]
         kv = split_key(content) if content else None
         if kv is not None:
             key, raw = kv
-            while self.stack and self.stack[-1].indent >= col:
-                self.stack.pop()
-            path, anchors = self.names()
-            value = strip_comment(raw)
-            line = YamlLine(number, text, ind, "key", path, anchors, rooted, key=key,
-                            value=value, item=item, col=col)
-            self.stack.append(_Entry(col, key, number))
+            size = len(indents)
+            while size and indents[size - 1] >= col:
+                size -= 1
+            if size < len(indents):
+                self.pop_to(size)
+            path, anchors = self.context()
+            # `raw` is stripped already: only a `#` or a leading quote needs the full cut.
+            value = strip_comment(raw) if "#" in raw or raw[:1] in ("'", '"') else raw
+            line = _new_line(YamlLine, (
+                number, text, ind, "key", path, anchors, rooted, key, value, item, col,
+                None, None))
+            self.push(col, key, number)
             header = block_header(value) if value and value[0] in "|>!&" else None
             if header is not None:
                 style, chomping, explicit, indicator = header
@@ -359,22 +397,24 @@ class _Scanner:
             self.out.append(line)
             return
         if item:
-            path, anchors = self.names()
+            path, anchors = self.context()
             value = strip_comment(content)
-            line = YamlLine(number, text, ind, "item", path, anchors, rooted, value=value,
-                            item=True, col=col)
+            line = _new_line(YamlLine, (
+                number, text, ind, "item", path, anchors, rooted, None, value, True, col,
+                None, None))
             header = block_header(value) if value and value[0] in "|>!&" else None
             if header is not None:
                 style, chomping, explicit, indicator = header
-                dash = self.stack[-1].indent
+                dash = indents[-1]
                 self.pending = _Pending(line, "", dash, style, chomping, indicator, path,
                                         anchors[:-1], dash + explicit if explicit else -1)
                 return
             self.out.append(line)
             return
-        path, anchors = self.names(col)
-        self.out.append(YamlLine(number, text, ind, "text", path, anchors, rooted,
-                                 value=strip_comment(content), col=col))
+        path, anchors = self.names_below(col)
+        self.out.append(_new_line(YamlLine, (
+            number, text, ind, "text", path, anchors, rooted, None, strip_comment(content),
+            False, col, None, None)))
 
 
 def scan(numbered: Iterable[tuple[int, str]], *, full: bool = True,
@@ -383,26 +423,44 @@ def scan(numbered: Iterable[tuple[int, str]], *, full: bool = True,
     scanner = _Scanner(full)
     if section:
         scanner.seed(section)
+    line = scanner.line
     for number, text in numbered:
-        scanner.feed(number, text)
+        text = text.rstrip("\r\n")
+        pending = scanner.pending
+        if pending is not None:
+            if pending.accepts(text):
+                pending.lines.append((number, text))
+                continue
+            scanner.flush()
+        line(number, text)
     scanner.flush()
     return scanner.out
 
 
-def _hunk_lines(hunk: Hunk) -> Iterator[tuple[int, str]]:
-    for line in hunk.lines:
-        if line.new_no is not None:
-            yield line.new_no, line.text
-
-
 def view(changed: ChangedFile) -> YamlView:
-    """Scan a changed file: its head text when known, else each hunk's visible lines."""
+    """Scan a changed file: its head text when known, else each hunk's visible lines.
+
+    Several rules scan the same YAML file, so the view is computed once per file and
+    kept with it (`ChangedFile.derived`); callers must not modify it.
+    """
+    cached = changed.derived.get(_VIEW_KEY)
+    if cached is None:
+        cached = changed.derived[_VIEW_KEY] = fresh_view(changed)
+    return cast(YamlView, cached)
+
+
+_VIEW_KEY = "yamlscan.view"
+
+
+def fresh_view(changed: ChangedFile) -> YamlView:
+    """`view` without the per-file cache."""
     lines = changed.head_lines
     if lines is not None:
         scanned = scan(enumerate(lines, start=1), full=True)
         return YamlView({line.number: line for line in scanned}, full=True)
     result = YamlView(full=False)
     for hunk in changed.hunks:
-        for line in scan(_hunk_lines(hunk), full=False, section=hunk.section):
+        visible = [(line.new_no, line.text) for line in hunk.lines if line.new_no is not None]
+        for line in scan(visible, full=False, section=hunk.section):
             result.lines[line.number] = line
     return result
