@@ -5,11 +5,11 @@ looks at the body, persists the delivery keyed by `X-GitHub-Delivery`, wakes the
 workers and answers at once; GitHub gives up on a delivery after 10 s and never
 retries it by itself.
 
-Persisting means one append to the store's intake journal (bot/store/journal.py): the
-`202` goes out once the record is written, which survives the process dying, and a
-background drain moves records into SQLite when intake is quiet (`DrainPolicy`). A
-redelivered id is answered `200 duplicate` from a set of recent ids, or the database
-after a restart. Stores without a journal group-commit each delivery before the `202`.
+Persisting goes through group commit (bot/store/group_commit.py): the deliveries that
+arrive in one event-loop iteration share one SQLite transaction, and each `202` goes
+out only after the transaction holding its delivery committed, so an acknowledged
+delivery survives the process dying (WAL, synchronous=NORMAL). A redelivered id is
+answered `200 duplicate` by the table's primary key, restarts included.
 """
 
 from __future__ import annotations
@@ -30,8 +30,7 @@ from bot.delivery_fields import DeliveryFields, delivery_fields, scan_prefix, sc
 from bot.metrics import CONTENT_TYPE, Metrics
 from bot.queue import Worker
 from bot.settings import Settings
-from bot.store import GroupCommitter, JournaledStore, NewDelivery, Store
-from bot.store.journal_intake import DrainPolicy, JournalIntake
+from bot.store import GroupCommitter, NewDelivery, Store
 
 log = logging.getLogger("bot.web")
 
@@ -90,11 +89,9 @@ def build_web_app(
     clock: Callable[[], float] = time.time,
     committer: GroupCommitter | None = None,
     max_body_bytes: int = MAX_BODY_BYTES,
-    drain_policy: DrainPolicy | None = None,
 ) -> web.Application:
-    """The aiohttp app. Deliveries go to the store's intake journal when it has one
-    (the store is then owned by this process: StoreError if another one holds it),
-    else — or when a `committer` is passed — through group commit."""
+    """The aiohttp app. Deliveries are group-committed into `store`, or through
+    `committer` when one is passed (e.g. one writing on a thread)."""
     if isinstance(settings_or_secret, Settings):
         secret = settings_or_secret.webhook_secret.encode()
         debounce = settings_or_secret.debounce_seconds
@@ -107,13 +104,9 @@ def build_web_app(
     if not secret:
         raise ValueError("a webhook secret is required: unsigned deliveries are never accepted")
     metrics.watch_store(store)
-    sink: JournalIntake | GroupCommitter
-    if committer is None and isinstance(store, JournaledStore) and (
-            (journal := store.open_journal()) is not None):
-        sink = JournalIntake(store, journal, drain_policy or DrainPolicy())
-    else:
-        sink = committer or GroupCommitter(store)
-    intake = _Intake(secret, sink, worker, metrics, accepts, debounce, clock, max_body_bytes)
+    group_commit = committer or GroupCommitter(store)
+    intake = _Intake(secret, group_commit, worker, metrics, accepts, debounce, clock,
+                     max_body_bytes)
     app = web.Application(client_max_size=max_body_bytes)
     app[STORE_KEY] = store
     app[METRICS_KEY] = metrics
@@ -121,21 +114,21 @@ def build_web_app(
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/metrics", metrics_page)
 
-    async def close_sink(_: web.Application) -> None:
-        sink.close()
-        log.info("intake closed", extra=sink.stats())
+    async def close_committer(_: web.Application) -> None:
+        group_commit.close()
+        log.info("intake closed", extra=group_commit.stats())
 
-    app.on_cleanup.append(close_sink)
+    app.on_cleanup.append(close_committer)
     return app
 
 
 class _Intake:
     def __init__(
-        self, secret: bytes, sink: JournalIntake | GroupCommitter, worker: Worker | None,
+        self, secret: bytes, committer: GroupCommitter, worker: Worker | None,
         metrics: Metrics, accepts: EventFilter, debounce: float, clock: Callable[[], float],
         max_body_bytes: int,
     ) -> None:
-        self.secret, self.sink, self.worker, self.metrics = secret, sink, worker, metrics
+        self.secret, self.committer, self.worker, self.metrics = secret, committer, worker, metrics
         self.accepts, self.debounce, self.clock = accepts, debounce, clock
         self.max_body_bytes = max_body_bytes
 
@@ -192,7 +185,7 @@ class _Intake:
         delivery = NewDelivery(delivery_id, event, action, body, now, not_before, group_key)
         context = _log_fields(delivery_id, event, action, fields)
         try:
-            added = await self.sink.add(delivery)
+            added = await self.committer.add(delivery)
         except Exception:
             log.exception("could not persist the delivery", extra=context)
             self.metrics.delivery_received(event, "error")

@@ -12,12 +12,10 @@ PostgreSQL store would implement the same Protocol (claim with
 Asyncio: the web handler and the workers share one event loop and call the store
 directly. Every method is one short transaction (tens of microseconds under WAL with
 synchronous=NORMAL), and calling it inline measured faster than hopping to a
-dedicated thread (bench/RESULTS-intake.md). The one hot path, webhook intake, appends
-to the intake journal (`IntakeJournal`, bot/store/journal.py) and answers at once;
-the web layer drains the journal into SQLite when intake is quiet, and every
-queue-reading method drains it first. `GroupCommitter` (all deliveries of one loop
-iteration in one transaction, each request resolved after the commit) remains for
-stores without a journal.
+dedicated thread (bench/RESULTS-intake.md). The one hot path, webhook intake, goes
+through `GroupCommitter`, which folds all deliveries that arrive in one loop
+iteration into one transaction and resolves each request after the commit, so a
+`202` always stands for a committed row.
 
 Adding tables (e.g. the CI failure index): append a migration to
 `bot/store/migrations.py` (see its docstring), then write your queries in your own
@@ -29,14 +27,12 @@ from bot.store.base import (
     STATUSES,
     Delivery,
     DeliveryStatus,
-    JournaledStore,
     NewDelivery,
     Store,
     StoreError,
     WaiverRow,
 )
 from bot.store.group_commit import GroupCommitter
-from bot.store.journal import DrainReport, IntakeJournal
 from bot.store.migrations import MIGRATIONS, apply_migrations, schema_version
 from bot.store.sqlite import SqliteStore, connect
 
@@ -45,10 +41,7 @@ __all__ = [
     "STATUSES",
     "Delivery",
     "DeliveryStatus",
-    "DrainReport",
     "GroupCommitter",
-    "IntakeJournal",
-    "JournaledStore",
     "NewDelivery",
     "SqliteStore",
     "Store",

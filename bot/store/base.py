@@ -11,12 +11,9 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, runtime_checkable
+from typing import Any, Final, Literal, Protocol
 
 import orjson
-
-if TYPE_CHECKING:
-    from bot.store.journal import DrainReport, IntakeJournal
 
 DeliveryStatus = Literal["pending", "running", "done", "dead", "superseded"]
 STATUSES: Final[tuple[DeliveryStatus, ...]] = ("pending", "running", "done", "dead", "superseded")
@@ -142,17 +139,3 @@ class Store(Protocol):
     def ping(self) -> bool: ...
 
     def close(self) -> None: ...
-
-
-@runtime_checkable
-class JournaledStore(Store, Protocol):
-    """A store that webhook intake can put in front of an append-only journal
-    (bot/store/journal.py); its queue-reading methods drain the journal first."""
-
-    def open_journal(self) -> IntakeJournal | None:
-        """Own the journal and replay what a crashed owner left (None: no journal)."""
-
-    def drain_journal(self, max_rows: int | None = None) -> DrainReport: ...
-
-    def known_delivery(self, delivery_id: str) -> bool:
-        """Whether the database (not the journal) already holds this delivery id."""

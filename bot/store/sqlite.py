@@ -10,20 +10,11 @@ survives the process being killed (-9 included), but the last few may be lost if
 the machine loses power or the kernel crashes before the WAL is synced.
 `synchronous=FULL` syncs the WAL at every commit and survives those too, at the
 cost of one fsync per transaction (group commit amortises it on intake).
-
-Intake journal (bot/store/journal.py): `open_journal()` makes this process the owner
-of `<db>-intake/`, where webhook intake appends deliveries; `drain_journal()` moves
-them into `deliveries`. The methods that read queued rows (claim, get_delivery,
-next_due, has_newer_pending, requeue_running) drain first and `counts()` counts the
-journal as pending, so callers (workers, /healthz, tests) see a delivery as soon as
-its `202` was sent. Opening a database whose journal was left by a dead process
-replays it at once.
 """
 
 from __future__ import annotations
 
 import json
-import logging
 import sqlite3
 import threading
 import time
@@ -42,10 +33,7 @@ from bot.store.base import (
     StoreError,
     WaiverRow,
 )
-from bot.store.journal import DrainReport, IntakeJournal, journal_dir, replay_abandoned
 from bot.store.migrations import apply_migrations
-
-log = logging.getLogger("bot.store")
 
 Synchronous = Literal["NORMAL", "FULL"]
 BUSY_TIMEOUT_MS = 10_000
@@ -88,15 +76,6 @@ class SqliteStore:
             raise StoreError(f"cannot open the database {self.path!r}: {exc}") from None
         self._conn = conn
         self._lock = threading.Lock()
-        self._journal: IntakeJournal | None = None
-        self._journal_dir = journal_dir(self.path)
-        if self._journal_dir is not None:
-            try:
-                replay_abandoned(self._journal_dir, self.add_deliveries)
-            except (OSError, sqlite3.Error) as exc:
-                conn.close()
-                raise StoreError(f"cannot replay the intake journal {str(self._journal_dir)!r}"
-                                 f": {exc}") from None
 
     # --- access for modules that add their own tables (see migrations.py) -------
     @contextmanager
@@ -116,37 +95,6 @@ class SqliteStore:
                 self._conn.execute("ROLLBACK")
                 raise
             self._conn.execute("COMMIT")
-
-    # --- the intake journal ----------------------------------------------------------
-    def open_journal(self) -> IntakeJournal | None:
-        """Own this database's intake journal (None for an in-memory database); replays
-        what a crashed owner left. StoreError when another live process owns it."""
-        if self._journal is None and self._journal_dir is not None:
-            try:
-                self._journal = IntakeJournal.open(self._journal_dir, self.add_deliveries)
-            except (OSError, sqlite3.Error) as exc:
-                raise StoreError(f"cannot open the intake journal "
-                                 f"{str(self._journal_dir)!r}: {exc}") from None
-        return self._journal
-
-    def drain_journal(self, max_rows: int | None = None) -> DrainReport:
-        """Move up to `max_rows` journaled deliveries (all when None) into the table."""
-        journal = self._journal
-        if journal is None or not journal.backlog:
-            return DrainReport()
-        return journal.drain(self.add_deliveries, max_rows)
-
-    def known_delivery(self, delivery_id: str) -> bool:
-        """Whether the table holds this id (journaled ones are the caller's to track)."""
-        with self._lock:
-            row = self._conn.execute(
-                "SELECT 1 FROM deliveries WHERE id = ?", (delivery_id,)).fetchone()
-        return row is not None
-
-    def _drain_first(self) -> None:
-        journal = self._journal
-        if journal is not None and journal.backlog:
-            journal.drain(self.add_deliveries)
 
     # --- the delivery queue ------------------------------------------------------
     def add_delivery(
@@ -171,7 +119,6 @@ class SqliteStore:
         return added
 
     def claim(self, now: float) -> Delivery | None:
-        self._drain_first()
         with self._lock:
             # One statement, so no other process can claim the same row in between.
             row = self._conn.execute(
@@ -200,7 +147,6 @@ class SqliteStore:
             )
 
     def requeue_running(self) -> int:
-        self._drain_first()
         with self._lock:
             cursor = self._conn.execute(
                 "UPDATE deliveries SET status = 'pending', updated_at = ?"
@@ -210,7 +156,6 @@ class SqliteStore:
         return cursor.rowcount
 
     def has_newer_pending(self, group_key: str, received_at: float) -> bool:
-        self._drain_first()
         with self._lock:
             row = self._conn.execute(
                 "SELECT 1 FROM deliveries WHERE group_key = ? AND received_at > ?"
@@ -220,7 +165,6 @@ class SqliteStore:
         return row is not None
 
     def next_due(self) -> float | None:
-        self._drain_first()
         with self._lock:
             row = self._conn.execute(
                 "SELECT MIN(not_before) FROM deliveries WHERE status = 'pending'"
@@ -228,7 +172,6 @@ class SqliteStore:
         return None if row[0] is None else float(row[0])
 
     def get_delivery(self, delivery_id: str) -> Delivery | None:
-        self._drain_first()
         with self._lock:
             row = self._conn.execute(
                 f"SELECT {_DELIVERY_COLUMNS} FROM deliveries WHERE id = ?", (delivery_id,)
@@ -244,11 +187,6 @@ class SqliteStore:
         for status, count in rows:
             if status in result:
                 result[cast(DeliveryStatus, status)] = int(count)
-        # Journaled deliveries are pending too; counting them instead of draining keeps
-        # a /metrics scrape from forcing a drain in the middle of a burst.
-        journal = self._journal
-        if journal is not None:
-            result["pending"] += journal.backlog
         return result
 
     def prune(self, before: float) -> int:
@@ -348,14 +286,6 @@ class SqliteStore:
         return True
 
     def close(self) -> None:
-        journal, self._journal = self._journal, None
-        if journal is not None:
-            try:
-                journal.drain(self.add_deliveries)
-            except (OSError, sqlite3.Error):
-                # Still durable in the journal: the next owner replays it.
-                log.exception("could not drain the intake journal at close")
-            journal.close()
         with self._lock:
             self._conn.close()
 

@@ -6,7 +6,6 @@ import asyncio
 import hashlib
 import hmac
 import json
-import sys
 import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -141,26 +140,3 @@ async def live_app(
             await worker.stop()
         await server.close()
         store.close()
-
-
-def serve_intake_forever(db: str, secret: str = SECRET) -> None:
-    """Run the real web app on a free loopback port, no workers, and a journal drain
-    that never fires on its own, until killed; prints {"msg": "listening", "port": P}
-    to stderr. Lets a test kill -9 the process between a 202 and the drain."""
-    from aiohttp import web
-
-    from bot.store.journal_intake import DrainPolicy
-
-    async def main() -> None:
-        store = connect(db)
-        app = build_web_app(secret, store, None, Metrics(), debounce_seconds=0.0,
-                            drain_policy=DrainPolicy(interval=3600.0, max_delay=3600.0))
-        runner = web.AppRunner(app, access_log=None, handle_signals=False)
-        await runner.setup()
-        site = web.TCPSite(runner, "127.0.0.1", 0)
-        await site.start()
-        port = runner.addresses[0][1]
-        print(json.dumps({"msg": "listening", "port": port}), file=sys.stderr, flush=True)
-        await asyncio.Event().wait()
-
-    asyncio.run(main())

@@ -6,6 +6,7 @@ import asyncio
 import io
 import json
 import logging
+import sqlite3
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -121,6 +122,24 @@ def test_a_redelivery_is_stored_once(tmp_path: Path) -> None:
                 assert (first.status, resp.status) == (202, 200)
                 assert await resp.json() == {"status": "duplicate"}
             assert app.store.counts()["pending"] == 1
+
+    run(scenario)
+
+
+def test_every_202_stands_for_a_committed_row(tmp_path: Path) -> None:
+    # Group commit resolves a request only after its transaction committed, so another
+    # connection (the CLI, or the next process after a crash) sees the row at once.
+    body = payload_bytes("pull_request.synchronize")
+
+    async def scenario() -> None:
+        async with live_app(tmp_path / "w.db") as app:
+            ids = [f"gc-{i}" for i in range(20)]
+            responses = await asyncio.gather(
+                *(app.post("pull_request", body, delivery_id=i) for i in ids))
+            assert [r.status for r in responses] == [202] * len(ids)
+            with sqlite3.connect(tmp_path / "w.db") as conn:
+                stored = {row[0] for row in conn.execute("SELECT id FROM deliveries")}
+            assert stored == set(ids)
 
     run(scenario)
 
