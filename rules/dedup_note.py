@@ -8,7 +8,8 @@ from pathlib import PurePosixPath
 
 from bot.findings import Finding, Severity
 from rules.base import Rule, RuleContext
-from rules.support.prtext import ci_fix_phrase, dedup_evidence
+from rules.support.ci_fix import ci_fix_phrase
+from rules.support.references import dedup_evidence
 
 _TEMPLATE_HEADING = "### Duplicate-work check"
 # Files whose names are what people search for: eval configs, tests, CPU tests.

@@ -6,7 +6,8 @@ from collections.abc import Iterable
 
 from bot.findings import Finding, Severity
 from rules.base import Rule, RuleContext
-from rules.support.prtext import ci_fix_phrase, failure_evidence, stress_statistics
+from rules.support.ci_fix import ci_fix_phrase
+from rules.support.failure_evidence import failure_evidence, stress_statistics
 
 
 class FailingRunLink(Rule):

@@ -9,26 +9,19 @@ from bot.findings import Finding, Severity
 from bot.snapshot import ChangedFile, Hunk
 from rules.base import Rule, RuleContext
 from rules.support.explain import comment_text
-from rules.support.knobs import (
+from rules.support.knob_changes import Change, hunk_changes, new_unit_lines
+from rules.support.knob_names import KnobFilter, knob_filter
+from rules.support.knob_options import (
     GATES,
     SAMPLE_COUNTS,
     TIMEOUTS,
     TOLERANCES,
     UPPER_WORDS,
-    Categories,
-    Change,
-    Description,
-    KnobFilter,
-    Setting,
-    adjacent_comment,
-    head_text_map,
-    hunk_changes,
-    knob_filter,
-    loosening,
-    new_unit_lines,
     shared_filter,
-    value_lines,
 )
+from rules.support.knobs import Setting
+from rules.support.loosening import Categories, loosening
+from rules.support.rationale import Description, adjacent_comment, head_text_map, value_lines
 
 _LOOSENING = "threshold-loosening"
 

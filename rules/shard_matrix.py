@@ -14,19 +14,11 @@ import yaml
 from bot.findings import Finding, Severity
 from bot.snapshot import ChangedFile, Hunk
 from rules.base import Rule, RuleContext
-from rules.support.knobs import (
-    MAX_LINE,
-    SHARD_SIZE_KEYS,
-    KnobFilter,
-    SideLine,
-    hunk_changes,
-    knob_filter,
-    normalize,
-    number,
-    shared_filter,
-    side_contains,
-    sides,
-)
+from rules.support.hunk_sides import MAX_LINE, SideLine, side_contains, sides
+from rules.support.knob_changes import hunk_changes
+from rules.support.knob_names import KnobFilter, knob_filter, normalize
+from rules.support.knob_options import SHARD_SIZE_KEYS, shared_filter
+from rules.support.knob_values import number
 from rules.support.yamlscan import ITEM, YamlLine, scan
 
 _MAX_TEXT = 1_000_000  # larger files are judged from the patch alone

@@ -13,10 +13,9 @@ from typing import Any, ClassVar
 from bot.findings import Finding, Severity
 from bot.snapshot import ChangedFile
 from rules.base import Rule, RuleContext
-from rules.support.prtext import DescriptionLinks, issue_link
+from rules.support.known_lines import MAX_LINE, YAML_KEY_RE, KnownLines, indent_width, uncomment
+from rules.support.references import DescriptionLinks, issue_link
 
-_MAX_LINE = 4000
-_SCAN = 300  # lines a structure lookup walks back before giving up
 _NOT_RUN = "so the test no longer runs in CI"
 _RERUN = "so failures are retried until they pass and the flakiness stays hidden"
 _UNSEEN = "fail without failing the {} and the failure goes unnoticed instead of being fixed"
@@ -67,16 +66,10 @@ _CAMEL_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _SKIP_TOKENS = frozenset({"skip", "skips", "skipped", "skiplist", "exclude", "excludes",
                           "excluded", "disabled", "quarantine", "quarantined", "blocklist",
                           "denylist", "blacklist", "xfail", "xfails", "flaky"})
-_PY_OPENER_RE = re.compile(
-    r"^\s*(?:(?P<name>[A-Za-z_][\w.]*)\s*(?::[^=\n]*)?\+?=|[\"'](?P<key>[^\"'\n]+)[\"']\s*:)"
-    r"\s*(?:[\w.]+\()?[\[({]\s*(?:#.*)?$"
-)
-_BARE_OPENER_RE = re.compile(r"^\s*(?:[\"'][^\"'\n]*[\"']\s*,\s*)?[\[({]\s*$")
 _PY_ASSIGN_RE = re.compile(r"^\s*(?P<name>[A-Za-z_][\w.]*)\s*(?::[^=\n]*)?\+?=\s*(?P<rest>.*)$")
 _OPENS_RE = re.compile(r"(?:[\w.]+\()?[\[({]")
 _PY_GROW_RE = re.compile(r"\b(?P<name>[A-Za-z_]\w*)\.(?:append|add|extend|insert|update)\(")
 _STRING_RE = re.compile(r"\"([^\"\n]{1,300})\"|'([^'\n]{1,300})'")
-_YAML_KEY_RE = re.compile(r"^\s*(?P<dash>-\s+)?(?P<key>[\w./-]+)\s*:(?:\s+(?P<val>.*))?$")
 _YAML_ITEM_RE = re.compile(r"^\s*-\s+(.*)$")
 _FALSE_RE = re.compile(r"^(?:\$\{\{\s*)?[\"']?(?:false|no|off|null|~)?[\"']?(?:\s*\}\})?$", re.I)
 _TRUE_RE = re.compile(r"^(?:\$\{\{\s*)?[\"']?(?:true|yes|on)[\"']?(?:\s*\}\})?$", re.I)
@@ -89,9 +82,6 @@ _COMMENT_RE = re.compile(r"(?:^|\s)#")
 _K_ARG_RE = re.compile(r"-k(?:=|\s+|[\"']\s*,\s*)[\"'](?P<expr>[^\"'\n]{1,2000})[\"']")
 _NOT_TERM_RE = re.compile(r"\bnot\s+([\w\[\]./:-]+)")
 _RERUNS_RE = re.compile(r"--reruns(?:=|\s+)(\d+)")
-_OWNER_RE = re.compile(r"^\s*(?:-\s+)?(?:label|name):\s*[\"']?([^\"'#\n]+)")
-_GENERIC_KEYS = frozenset({"steps", "jobs", "with", "env", "retry", "automatic", "matrix",
-                           "strategy", "plugins", "agents", "soft_fail", "commands"})
 
 
 @dataclass(frozen=True)
@@ -105,65 +95,23 @@ class _Hit:
     where: str = ""  # " on `test_x`", " to skip list `SKIPS`"
 
 
-def _indent(text: str) -> int:
-    return len(text) - len(text.lstrip())
-
-
-def _uncomment(text: str) -> str:
-    return _COMMENT_RE.split(text, maxsplit=1)[0].strip()
-
-
 def _known_text(changed: ChangedFile) -> str:
     """The head-side lines we know (full text or patch), one per line."""
     full = changed.head_lines
     return "\n".join(full if full is not None else changed.patch_head_lines.values())
 
 
-class _View:
-    """The head-side lines of one file that we know (full text or patch), with diff facts."""
+class _View(KnownLines):
+    """Known lines plus what silenced-test pre-computes per file: which hints occur."""
 
     def __init__(self, changed: ChangedFile, known: str, lowered: str) -> None:
-        self.changed = changed
-        self.full = changed.head_lines
-        self.patch = changed.patch_head_lines if self.full is None else {}
-        self.added = changed.added_line_numbers
-        # Per added line: its hunk's removed lines, as a set and indexed by 8-char prefix.
-        self.removed: dict[int, tuple[frozenset[str], dict[str, list[str]]]] = {}
-        for hunk in changed.hunks:
-            lines = [ln.text.strip() for ln in hunk.removed]
-            index: dict[str, list[str]] = {}
-            for old in lines:
-                index.setdefault(old[:8], []).append(old)
-            facts = (frozenset(lines), index)
-            for ln in hunk.added:
-                if ln.new_no is not None:
-                    self.removed[ln.new_no] = facts
+        super().__init__(changed)
         self.moved = Counter(ln.text.strip() for ln in changed.removed_lines)
         # Which hints occur at all: most files have none, so most lines skip every regex.
         self.hints = tuple(h for h in _YAML_HINTS if h in lowered)
         self.skippy = any(h in lowered for h in _SKIP_HINTS)
         self.args = any(h in known for h in _ARG_HINTS)
-        self._parents: dict[int, tuple[str, int] | None] = {}
         self._runs: Counter[str] | None = None
-
-    def get(self, n: int) -> str | None:
-        if self.full is not None:
-            return self.full[n - 1][:_MAX_LINE] if 0 < n <= len(self.full) else None
-        text = self.patch.get(n)
-        return None if text is None else text[:_MAX_LINE]
-
-    def was_removed(self, n: int, text: str) -> bool:
-        return text in self.removed.get(n, (frozenset(), {}))[0]
-
-    def counterpart(self, n: int, text: str) -> str:
-        """The removed line this added line replaces (longest shared prefix, ≥ 8 chars)."""
-        best, size, new = "", 7, text.strip()
-        for old in self.removed.get(n, (frozenset(), {}))[1].get(new[:8], [])[:50]:
-            common = next((i for i, (a, b) in enumerate(zip(new, old, strict=False)) if a != b),
-                          min(len(new), len(old)))
-            if common > size:
-                best, size = old, common
-        return best
 
     def runs(self, target: str) -> int:
         """How often `target` appears in this file other than as an --ignore/--deselect value."""
@@ -172,61 +120,6 @@ class _View:
             self._runs = Counter(_TOKEN_RE.findall(text))
             self._runs.subtract(m.group("v") for m in _IGNORE_ARG_RE.finditer(text))
         return self._runs[target]
-
-    def back(self, n: int) -> Iterator[tuple[int, str]]:
-        """Non-blank, non-comment lines above n, stopping at the first unknown line."""
-        for m in range(n - 1, max(0, n - _SCAN), -1):
-            text = self.get(m)
-            if text is None:
-                return
-            if text.strip() and not text.lstrip().startswith("#"):
-                yield m, text
-
-    def parent(self, n: int, yaml: bool) -> tuple[str, int] | None:
-        """The container (YAML key or Python list name) of line n, memoized for siblings."""
-        if n in self._parents:
-            return self._parents[n]
-        text = self.get(n) or ""
-        ind, item = _indent(text), text.lstrip().startswith("- ")
-        found: tuple[str, int] | None = None
-        for m, other in self.back(n):
-            o_ind, other_item = _indent(other), other.lstrip().startswith("- ")
-            if o_ind == ind and item == other_item and m in self._parents:
-                found = self._parents[m]
-                break
-            if o_ind > ind or (o_ind == ind and (not (yaml and item) or other_item)):
-                continue
-            if _BARE_OPENER_RE.match(other):
-                ind = o_ind  # `[` on its own line, or `"model", [`: keep climbing
-                continue
-            if yaml:
-                key = _YAML_KEY_RE.match(other)
-                if key and not _uncomment(key.group("val") or ""):
-                    found = (key.group("key"), m)
-            elif "parametrize(" in other:
-                found = ("parametrize", m)
-            elif match := _PY_OPENER_RE.match(other):
-                found = (match.group("name") or match.group("key") or "", m)
-            break
-        self._parents[n] = found
-        return found
-
-    def owner(self, n: int) -> tuple[str, int] | None:
-        """The Buildkite step label, GitHub step name or job id a YAML line belongs to."""
-        text = self.get(n) or ""
-        level = _indent(text) + (2 if text.lstrip().startswith("- ") else 0)
-        for m, other in self.back(n):
-            o_ind, is_item = _indent(other), other.lstrip().startswith("- ")
-            label = _OWNER_RE.match(other)
-            if (o_ind + 2 if is_item else o_ind) <= level and label:
-                return label.group(1).strip(), m
-            if o_ind < level:
-                key = _YAML_KEY_RE.match(other)
-                if key and not is_item and not _uncomment(key.group("val") or "") and \
-                        key.group("key") not in _GENERIC_KEYS and o_ind > 0:
-                    return key.group("key"), m
-                level = o_ind
-        return None
 
 
 def _skip_name(name: str) -> bool:
@@ -295,7 +188,7 @@ def _marker_hit(view: _View, n: int, text: str, kind: str) -> Iterator[_Hit]:
         where = " for the whole module"
     else:
         for m, line in view.back(n):
-            if (match := _DEF_RE.match(line)) and _indent(line) < _indent(text):
+            if (match := _DEF_RE.match(line)) and indent_width(line) < indent_width(text):
                 target, where = (match.group(1) or match.group(2), m), " in "
                 break
     name = target[0] if target else ""
@@ -315,9 +208,9 @@ def _marker_hit(view: _View, n: int, text: str, kind: str) -> Iterator[_Hit]:
 
 def _yaml_hits(view: _View, n: int, text: str) -> Iterator[_Hit]:
     lowered = text.lower() if view.hints else ""
-    key = _YAML_KEY_RE.match(text) if any(hint in lowered for hint in view.hints) else None
+    key = YAML_KEY_RE.match(text) if any(hint in lowered for hint in view.hints) else None
     if key:
-        name, value = key.group("key"), _uncomment(key.group("val") or "")
+        name, value = key.group("key"), uncomment(key.group("val") or "")
         norm = name.lower().replace("-", "_")
         falsy = bool(value) and bool(_FALSE_RE.match(value))
         if norm == "continue_on_error" and _TRUE_RE.match(value):
@@ -347,7 +240,7 @@ def _yaml_hits(view: _View, n: int, text: str) -> Iterator[_Hit]:
     item = _YAML_ITEM_RE.match(text) if view.skippy else None
     if item and (parent := view.parent(n, yaml=True)) and _skip_name(parent[0]) and \
             _parent_name(view, parent[1]) not in ("matrix", "with"):  # shapes a matrix, inputs
-        entry = _uncomment(item.group(1)).strip("\"'")[:80]
+        entry = uncomment(item.group(1)).strip("\"'")[:80]
         yield _Hit(n, f"`{entry}`", _NOT_RUN, entry, where=f" to `{parent[0]}`")
 
 
@@ -358,14 +251,14 @@ def _parent_name(view: _View, n: int) -> str | None:
 
 def _following(view: _View, n: int, *keys: str) -> list[str]:
     """`key value` of the listed keys in the block under line n (soft_fail/retry lists)."""
-    base, out = _indent(view.get(n) or ""), []
+    base, out = indent_width(view.get(n) or ""), []
     for m in range(n + 1, n + 12):
         text = view.get(m)
-        if text is None or (text.strip() and _indent(text) <= base):
+        if text is None or (text.strip() and indent_width(text) <= base):
             break
-        key = _YAML_KEY_RE.match(text)
+        key = YAML_KEY_RE.match(text)
         if key and key.group("key") in keys:
-            out.append(f"{key.group('key')} {_uncomment(key.group('val') or '')}")
+            out.append(f"{key.group('key')} {uncomment(key.group('val') or '')}")
     return out
 
 
@@ -429,7 +322,7 @@ def _hits(view: _View) -> Iterator[_Hit]:
     yaml = suffix in (".yml", ".yaml")
     block_end = -1
     for line in view.changed.added_lines:
-        n, text = line.new_no, line.text[:_MAX_LINE]
+        n, text = line.new_no, line.text[:MAX_LINE]
         stripped = text.strip()
         if n is None or not stripped:
             continue

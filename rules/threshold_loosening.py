@@ -10,26 +10,20 @@ from typing import Any, ClassVar
 from bot.findings import Finding, Severity
 from bot.snapshot import ChangedFile, Hunk
 from rules.base import Rule, RuleContext
-from rules.support.knobs import (
+from rules.support.hunk_sides import MAX_LINE, SideLine, side_text, sides
+from rules.support.knob_changes import hunk_changes, new_unit_lines
+from rules.support.knob_options import (
     GATES,
-    MAX_LINE,
     SAMPLE_COUNTS,
     TIMEOUTS,
     TOLERANCES,
     UPPER_WORDS,
-    Categories,
-    Description,
-    SideLine,
-    adjacent_comment,
-    hunk_changes,
-    is_yaml_like,
-    loosening,
-    new_unit_lines,
-    number,
     shared_filter,
-    side_text,
-    sides,
 )
+from rules.support.knob_values import number
+from rules.support.knobs import is_yaml_like
+from rules.support.loosening import Categories, loosening
+from rules.support.rationale import Description, adjacent_comment
 
 _NUM = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
 # `assert score >= 0.8` / `assert 0.8 <= score`; the subject may not contain <, >, = or ,

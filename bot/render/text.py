@@ -33,7 +33,7 @@ def render(report: Report) -> str:
     for title, body in report.sections:
         out.append(f"\n{title}\n{body}")
     counts = ", ".join(
-        f"{n} {label}" for n, label in (
+        f"{n} {label}{'' if n == 1 else 's'}" for n, label in (
             (sum(1 for f in report.findings if str(f.severity) == s), s)
             for s in ("error", "warning", "notice")
         ) if n

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 import time
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.config import Config
-from bot.engine import classify_snapshot
-from rules.base import RuleContext
 from rules.block_scalar_comment import BlockScalarComment, comment_start
 from rules.support.yamlscan import scan
-from tests.conftest import make_snapshot
+from tests.rules.props_kit import added_lines_property, run_on_file
 
 RULE = BlockScalarComment()
 VOCAB = [
@@ -30,26 +27,8 @@ PATHS = st.sampled_from([
 ])
 
 
-def _run(path: str, base: str, head: str, patch_only: bool) -> None:
-    snapshot = classify_snapshot(
-        make_snapshot([{"path": path, "base": base, "head": head}], patch_only=patch_only),
-        Config())
-    ctx = RuleContext(snapshot, Config(), RULE.id, RULE.options)
-    findings = list(RULE.check(ctx))
-    added = {f.path: f.added_line_numbers for f in snapshot.files}
-    for finding in findings:
-        assert finding.line in added[finding.path]
-        assert finding.end_line is None or finding.end_line in added[finding.path]
-
-
-@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow], deadline=None)
-@given(st.lists(LINE, max_size=30), st.lists(st.booleans(), max_size=30), PATHS, st.booleans())
-def test_never_raises_and_only_flags_added_lines(
-    lines: list[str], keep: list[bool], path: str, patch_only: bool
-) -> None:
-    head = "\n".join(lines)
-    base = "\n".join(line for line, k in zip(lines, keep, strict=False) if k)
-    _run(path, base, head, patch_only)
+test_never_raises_and_only_flags_added_lines = added_lines_property(
+    RULE, LINE, PATHS, end_lines=True)
 
 
 @given(st.text(max_size=200))
@@ -71,5 +50,5 @@ def test_scan_is_linear_on_hostile_input() -> None:
     for text in hostile:
         started = time.perf_counter()
         scan(enumerate(text.splitlines(), start=1))
-        _run("tests/evals/gsm8k/configs/x.yaml", "", text, False)
+        run_on_file(RULE, "tests/evals/gsm8k/configs/x.yaml", "", text, False, end_lines=True)
         assert time.perf_counter() - started < 5, text[:40]

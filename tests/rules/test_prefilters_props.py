@@ -18,7 +18,7 @@ from rules.parallel_state_patch import _TRIGGERS
 from rules.runtime_download import _FETCH_WORDS, RuntimeDownload
 from rules.runtime_download import _FileCheck as DownloadCheck
 from rules.silenced_test import _ANY_HINT, _hits, _known_text, _View
-from rules.support.knobs import sides
+from rules.support.hunk_sides import sides
 from rules.threshold_loosening import _gates, _may_gate
 from tests.conftest import make_snapshot
 

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 import time
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.config import Config
-from bot.engine import classify_snapshot
-from rules.base import RuleContext
 from rules.runtime_download import RuntimeDownload, detect
-from tests.conftest import make_snapshot
+from tests.rules.props_kit import added_lines_property, run_on_file
 
 RULE = RuntimeDownload()
 VOCAB = [
@@ -32,24 +29,7 @@ PATHS = st.sampled_from([
 ])
 
 
-def _run(path: str, base: str, head: str, patch_only: bool) -> None:
-    snapshot = classify_snapshot(
-        make_snapshot([{"path": path, "base": base, "head": head}], patch_only=patch_only),
-        Config())
-    ctx = RuleContext(snapshot, Config(), RULE.id, RULE.options)
-    added = {f.path: f.added_line_numbers for f in snapshot.files}
-    for finding in RULE.check(ctx):
-        assert finding.line in added[finding.path]
-
-
-@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow], deadline=None)
-@given(st.lists(LINE, max_size=30), st.lists(st.booleans(), max_size=30), PATHS, st.booleans())
-def test_never_raises_and_only_flags_added_lines(
-    lines: list[str], keep: list[bool], path: str, patch_only: bool
-) -> None:
-    head = "\n".join(lines)
-    base = "\n".join(line for line, k in zip(lines, keep, strict=False) if k)
-    _run(path, base, head, patch_only)
+test_never_raises_and_only_flags_added_lines = added_lines_property(RULE, LINE, PATHS)
 
 
 @given(st.text(max_size=200), st.booleans())
@@ -67,6 +47,6 @@ def test_hostile_lines_stay_fast() -> None:
         "\n".join("    " * (i % 3) + "curl https://x.org/a.tar" for i in range(3_000)),
     ):
         started = time.perf_counter()
-        _run(".github/workflows/ci.yml", "", text, False)
-        _run("tests/test_y.py", "", text, True)
+        run_on_file(RULE, ".github/workflows/ci.yml", "", text, False)
+        run_on_file(RULE, "tests/test_y.py", "", text, True)
         assert time.perf_counter() - started < 5

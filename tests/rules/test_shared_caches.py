@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from bot.config import Config
 from bot.snapshot import ChangedFile, DiffLine, Hunk, LineKind
-from rules.support import knobs
+from rules.support import hunk_sides, knob_changes, knob_names, knob_options, knobs
 from rules.support.yamlscan import fresh_view, scan, view
 from tests.conftest import make_snapshot
 from tests.rules.yamlscan_reference import reference_scan
@@ -61,7 +61,7 @@ def test_caches_stay_out_of_equality_and_replace() -> None:
     changed = _file("a: 1\nb: 2\n", "a: 1\n")
     twin = _file("a: 1\nb: 2\n", "a: 1\n")
     view(changed)
-    knobs.sides(changed.hunks[0])
+    hunk_sides.sides(changed.hunks[0])
     assert changed.derived and changed.hunks[0].derived
     assert changed == twin and hash(changed.hunks[0]) == hash(twin.hunks[0])
     moved = dataclasses.replace(changed, surface="ci-config")
@@ -102,20 +102,20 @@ def test_knob_changes_are_cached_per_hunk_and_equal_fresh_ones(
     base: list[str], head: list[str], path: str
 ) -> None:
     changed = _file("\n".join(head), "\n".join(base), path=path)
-    wanted = knobs.shared_filter(Config())
+    wanted = knob_options.shared_filter(Config())
     for hunk in changed.hunks:
-        first = knobs.hunk_changes(changed, hunk, wanted)
-        assert knobs.hunk_changes(changed, hunk, wanted) is first
-        old, new = knobs._sides(hunk)  # uncached
+        first = knob_changes.hunk_changes(changed, hunk, wanted)
+        assert knob_changes.hunk_changes(changed, hunk, wanted) is first
+        old, new = hunk_sides._sides(hunk)  # uncached
         head_settings = knobs.extract(new, wanted, yaml_keys=path.endswith(".yaml"),
                                       python=path.endswith(".py"))
         names = {s.name for s in head_settings if s.changed} | {"parallelism", "max-parallel"}
         base_settings = knobs.extract(old, wanted, yaml_keys=path.endswith(".yaml"),
                                       python=path.endswith(".py"), only=frozenset(names))
-        assert first == knobs.pair(base_settings, head_settings)
-        other = knobs.knob_filter(("timeout",))
-        assert knobs.hunk_changes(changed, hunk, other) is not first  # another filter
-        assert knobs.new_unit_lines(hunk) == knobs._new_unit_lines_slowly(hunk)
+        assert first == knob_changes.pair(base_settings, head_settings)
+        other = knob_names.knob_filter(("timeout",))
+        assert knob_changes.hunk_changes(changed, hunk, other) is not first  # another filter
+        assert knob_changes.new_unit_lines(hunk) == knob_changes._new_unit_lines_slowly(hunk)
 
 
 @settings(max_examples=300, deadline=None)
@@ -123,9 +123,9 @@ def test_knob_changes_are_cached_per_hunk_and_equal_fresh_ones(
        st.frozensets(st.sampled_from(["timeout", "a-b", "k9", "value", "metric-value",
                                       "-x", "a.b", "z"]), max_size=4))
 def test_word_finding_shortcuts_equal_the_regex(text: str, only: frozenset[str]) -> None:
-    words = set(knobs._NAME_TOKEN_RE.findall(text))
-    assert knobs._words(text) == words
-    named = knobs._named_words(text, only)
+    words = set(knob_names._NAME_TOKEN_RE.findall(text))
+    assert knob_names._words(text) == words
+    named = knob_names.named_words(text, only)
     if named is not None:
         def normal(word: str) -> str:
             return word.lower().replace("_", "-")

@@ -1,0 +1,172 @@
+"""Knob changes: the settings of one hunk paired old → new, and runs of brand-new units.
+
+Each setting on an added line is paired with the removed setting of the same name in
+the same hunk (by metric label, then by order, then by position).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from itertools import accumulate
+from operator import itemgetter
+from typing import NamedTuple, cast
+
+from bot.snapshot import ChangedFile, Hunk, LineKind
+from rules.support.hunk_sides import memoized, sides
+from rules.support.knob_names import KnobFilter
+from rules.support.knob_values import same_value
+from rules.support.knobs import Setting, extract, is_yaml_like
+
+_MAX_PAIRING = 8  # beyond this many same-name settings per side, pair by order only
+# A run of added lines that starts a new test, step or job: knobs in it are new, not retuned.
+_NEW_UNIT_RE = re.compile(
+    r"^\s*(?:(?:async\s+)?def\s|class\s|-\s+(?:label|name|key|id|group)\s*:|runs-on\s*:)"
+)
+# The same over added lines joined by newlines: `[^\S\n]` is `\s` kept within a line.
+_NEW_UNIT_LINES_RE = re.compile(
+    r"^[^\S\n]*(?:(?:async[^\S\n]+)?def[^\S\n]|class[^\S\n]"
+    r"|-[^\S\n]+(?:label|name|key|id|group)[^\S\n]*:|runs-on[^\S\n]*:)", re.M)
+_KIND = itemgetter(0)  # of a DiffLine
+
+
+class Change(NamedTuple):
+    """A setting on the head side and its base-side counterpart (either may be missing)."""
+
+    old: Setting | None
+    new: Setting | None
+
+    @property
+    def setting(self) -> Setting:
+        found = self.new or self.old
+        assert found is not None
+        return found
+
+    @property
+    def is_change(self) -> bool:
+        if self.new is None or self.old is None:
+            return True
+        return not same_value(self.old.value, self.new.value)
+
+    def describe(self) -> str:
+        s = self.setting
+        if self.old is None:
+            return f"{s.raw} (new) {s.shown}"
+        if self.new is None:
+            return f"{s.raw} {self.old.shown} → (removed)"
+        return f"{s.raw} {self.old.shown} → {self.new.shown}"
+
+
+def pair(old: Sequence[Setting], new: Sequence[Setting]) -> list[Change]:
+    """Pair changed settings by name: same label, same indentation, then order, position.
+
+    The cheapest pairs are taken first, so a job-level `timeout-minutes` added above a
+    changed step-level one does not steal the step's old value.
+    """
+    olds = [s for s in old if s.changed]
+    news = [s for s in new if s.changed]
+    old_by_name: dict[str, list[int]] = {}
+    new_by_name: dict[str, list[int]] = {}
+    for k, setting in enumerate(olds):
+        old_by_name.setdefault(setting.name, []).append(k)
+    for k, setting in enumerate(news):
+        new_by_name.setdefault(setting.name, []).append(k)
+    match: dict[int, int] = {}  # new index → old index
+    for name, new_ids in new_by_name.items():
+        old_ids = old_by_name.get(name, [])
+        if len(old_ids) * len(new_ids) > _MAX_PAIRING * _MAX_PAIRING or (
+            len(old_ids) == len(new_ids) and all(
+                olds[o].label == news[n].label and olds[o].indent == news[n].indent
+                for n, o in zip(new_ids, old_ids, strict=True))
+        ):
+            match.update(zip(new_ids, old_ids, strict=False))  # the cheapest pairs anyway
+            continue
+        costs = sorted(
+            ((olds[o].label != news[n].label, olds[o].indent != news[n].indent,
+              abs(rank - ordinal), abs(olds[o].pos - news[n].pos)), n, o)
+            for ordinal, n in enumerate(new_ids)
+            for rank, o in enumerate(old_ids)
+        )
+        taken: set[int] = set()
+        for _, n, o in costs:
+            if n not in match and o not in taken:
+                match[n] = o
+                taken.add(o)
+    paired = set(match.values())
+    changes = [Change(olds[match[n]] if n in match else None, s) for n, s in enumerate(news)]
+    changes += [Change(olds[k], None) for k in range(len(olds)) if k not in paired]
+    return changes
+
+
+# The knob rules run one after another over the same snapshot with the same (union)
+# filter: each hunk is parsed once, and the result is kept with the hunk.
+_REMOVAL_MATTERS = frozenset({"parallelism", "max-parallel"})
+
+
+def hunk_changes(changed: ChangedFile, hunk: Hunk, wanted: KnobFilter) -> list[Change]:
+    """Every changed, added or removed wanted setting of one hunk, paired old → new."""
+    entry = hunk.derived.get("knobs.changes")
+    if entry is not None:
+        cached_filter, cached = cast(tuple[KnobFilter, list[Change]], entry)
+        if cached_filter is wanted:
+            return cached
+    old, new = sides(hunk)
+    yaml_keys = is_yaml_like(changed.path)
+    python = changed.path.endswith((".py", ".pyi"))
+    head = extract(new, wanted, yaml_keys=yaml_keys, python=python)
+    # Removed settings matter when the head side sets the same knob (old → new), or
+    # when a whole shard count goes away (shard-matrix reports `parallelism` removed).
+    names = {s.name for s in head if s.changed} | _REMOVAL_MATTERS
+    base = extract(old, wanted, yaml_keys=yaml_keys, python=python, only=names)
+    result = pair(base, head)
+    hunk.derived["knobs.changes"] = (wanted, result)
+    return result
+
+
+def new_unit_lines(hunk: Hunk) -> frozenset[int]:
+    """Head lines in runs of added lines that start a new test, step or job."""
+    return memoized("units", hunk, lambda: _new_unit_lines(hunk))
+
+
+def _new_unit_lines(hunk: Hunk) -> frozenset[int]:
+    added = hunk.added
+    if not added:
+        return frozenset()
+    numbers = [line.new_no for line in added]
+    if None in numbers:
+        return _new_unit_lines_slowly(hunk)
+    texts = [line.text[:400] for line in added]
+    joined = "\n".join(texts)
+    if joined.count("\n") + 1 != len(texts):
+        return _new_unit_lines_slowly(hunk)  # no added line, or one holding a newline
+    if _NEW_UNIT_LINES_RE.search(joined) is None:
+        return frozenset()  # most hunks: one search over every added line
+    starts = list(accumulate([len(t) + 1 for t in texts], initial=0))
+    result: set[int] = set()
+    first = 0
+    # A run is the added lines between two context lines (removed lines don't end it);
+    # the kinds are one-character strings, so runs are the pieces between spaces.
+    for piece in "".join(map(_KIND, hunk.lines)).split(" "):
+        size = piece.count("+")
+        if size and _NEW_UNIT_LINES_RE.search(joined, starts[first],
+                                              starts[first + size] - 1) is not None:
+            result.update(cast("list[int]", numbers[first : first + size]))
+        first += size
+    return frozenset(result)
+
+
+def _new_unit_lines_slowly(hunk: Hunk) -> frozenset[int]:
+    result: set[int] = set()
+    run: list[int] = []
+    is_new = False
+    for line in (*hunk.lines, None):
+        if line is not None and line.kind is LineKind.ADDED and line.new_no is not None:
+            run.append(line.new_no)
+            is_new = is_new or _NEW_UNIT_RE.match(line.text[:400]) is not None
+            continue
+        if line is not None and line.kind is LineKind.REMOVED:
+            continue
+        if is_new:
+            result.update(run)
+        run, is_new = [], False
+    return frozenset(result)

@@ -1,0 +1,131 @@
+"""Knob names: how a name compares, and which words of a text may name a wanted knob.
+
+Names are globs from the config (`*timeout*`, `rtol`); the filter is asked about every
+word of every hunk side, so its answers are memoized and plain names skip the regex.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Container, Sequence
+from functools import lru_cache
+
+from bot.globs import compile_glob
+
+_NAME_TOKEN_RE = re.compile(r"[A-Za-z][\w-]*")
+_WORD_NAME_RE = re.compile(r"[a-z][a-z0-9-]*")
+
+
+@lru_cache(maxsize=8192)
+def normalize(name: str) -> str:
+    """Knob names compare lowercase, with `_` as `-` and no leading dashes."""
+    return name.strip().lstrip("-").lower().replace("_", "-")
+
+
+class KnobFilter:
+    """Which normalized knob names are wanted, plus a fast test for candidate lines."""
+
+    __slots__ = ("_exact", "_hits", "_literal", "_names", "_seen", "_value")
+
+    def __init__(self, globs: Sequence[str]) -> None:
+        normalized = [g.strip().lower().replace("_", "-") for g in globs if g.strip()]
+        # Most knobs are plain names: a set lookup, and a much smaller regex to build
+        # and run for the globs proper.
+        self._literal = frozenset(g for g in normalized if not any(c in g for c in "*?{"))
+        patterns = [compile_glob(g).pattern for g in normalized if g not in self._literal]
+        self._exact = re.compile("|".join(f"(?:{p})" for p in patterns)) if patterns else None
+        self._seen: set[str] = set()  # raw words looked at
+        self._hits: set[str] = set()  # those that may name a wanted knob
+        self._names: dict[str, bool] = {}  # normalized names
+        self._value = self("metric-value")  # lm-eval `value:` keys become `metric-value`
+
+    def __call__(self, name: str) -> bool:
+        hit = self._names.get(name)
+        if hit is None:
+            if len(self._names) > 100_000:
+                self._names.clear()
+            hit = self._names[name] = name in self._literal or (
+                self._exact is not None and self._exact.match(name) is not None)
+        return hit
+
+    def names_knob(self, word: str) -> bool:
+        """Whether a word as written (`max_num_seqs`, `Timeout`) may name a wanted knob."""
+        name = word.lower().replace("_", "-")
+        return self(name) or (self._value and name == "value")
+
+    def present(self, text: str) -> list[str]:
+        """The words of `text` that may name a wanted knob, as written (memoized)."""
+        if len(self._seen) > 100_000:
+            self._seen.clear()
+            self._hits.clear()
+        tokens = _words(text)
+        # Set operations keep the per-token Python work to words never seen before.
+        for token in tokens - self._seen:
+            if self.names_knob(token):
+                self._hits.add(token)
+            self._seen.add(token)
+        return list(tokens & self._hits)
+
+
+# ASCII text splits into `[\w-]` runs at C speed: every other character becomes a space.
+_NOT_WORD = str.maketrans({c: " " for c in range(128)
+                           if not (chr(c).isalnum() or chr(c) in "_-")})
+
+
+def _words(text: str) -> set[str]:
+    r"""The distinct `_NAME_TOKEN_RE` words of `text`: from each run of `[\w-]`, the part
+    from its first ASCII letter on."""
+    if not text.isascii():
+        return set(_NAME_TOKEN_RE.findall(text))
+    words = set()
+    for run in set(text.translate(_NOT_WORD).split()):
+        if run[0].isalpha():
+            words.add(run)
+        elif word := run.lstrip("0123456789_-"):
+            words.add(word)
+    return words
+
+
+@lru_cache(maxsize=64)
+def knob_filter(globs: tuple[str, ...]) -> KnobFilter:
+    """A predicate over normalized names from a glob list (`*timeout*`, `rtol`)."""
+    return KnobFilter(globs)
+
+
+def _is_word_char(ch: str) -> bool:
+    return ch.isalnum() or ch == "_" or ch == "-"  # `[\w-]`
+
+
+def named_words(text: str, only: Container[str]) -> list[str] | None:
+    r"""The words of `text` (as `present` finds them) that normalize to a name in `only`
+    (or to `value` when `metric-value` is wanted), found by searching for the names
+    instead of splitting the whole text into words; None when that can't be exact.
+
+    Lowercasing then lines up character for character with the text (same length),
+    and a word is a run of `[\w-]` from its first ASCII letter on.
+    """
+    if not isinstance(only, (set, frozenset)) or not all(name.isascii() for name in only):
+        return None
+    normalized = text.lower().replace("_", "-")
+    if len(normalized) != len(text):
+        return None
+    names = set(only)
+    if "metric-value" in names:
+        names.add("value")
+    found: set[str] = set()
+    size = len(text)
+    for name in names:
+        if not _WORD_NAME_RE.fullmatch(name):
+            continue  # no word normalizes to it: a letter, then letters, digits or `-`
+        at = normalized.find(name)
+        while at >= 0:
+            end = at + len(name)
+            if text[at].isascii() and (end == size or not _is_word_char(text[end])):
+                back = at - 1
+                while back >= 0 and _is_word_char(text[back]) and not (
+                        text[back].isascii() and text[back].isalpha()):
+                    back -= 1
+                if back < 0 or not _is_word_char(text[back]):
+                    found.add(text[at:end])  # no earlier letter in the run: a word here
+            at = normalized.find(name, at + 1)
+    return list(found)

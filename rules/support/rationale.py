@@ -1,0 +1,105 @@
+"""Is a knob change explained? A prose comment next to it, or the PR description.
+
+Like `explain`, but tuned for knob settings: pragmas and commented-out code explain
+nothing, and a `#` inside a YAML value (a folded scalar) is no comment a reader sees.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from bot.snapshot import ChangedFile
+from rules.support.explain import comment_text, description_explains
+from rules.support.hunk_sides import MAX_LINE, memoized
+from rules.support.yamlscan import is_yaml, view
+
+_SHELL_KEYS = frozenset({"run", "script", "command", "commands", ""})
+_PRAGMA_RE = re.compile(
+    r"^(?:noqa|type:|fmt:|pragma|pylint:|nosec|isort:|yapf:|ruff:|mypy:|pyright:)", re.I
+)
+_CODE_COMMENT_RE = re.compile(r"^[\"']?-{0,2}[\w.-]+[\"']?\s*[:=,]\s*[\"']?[\w.+-]*[\"']?\s*,?$")
+_REFERENCE_RE = re.compile(r"#\d+|https?://")
+_WORD_RE = re.compile(r"[^\W\d_]{2,}")
+_CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+
+
+def head_text_map(changed: ChangedFile) -> dict[int, str]:
+    """Head lines known from the full text, else from the patch (added + context)."""
+    return memoized("head", changed, lambda: _head_text_map(changed))
+
+
+def _head_text_map(changed: ChangedFile) -> dict[int, str]:
+    if changed.head_lines is not None:
+        return dict(enumerate(changed.head_lines, 1))
+    return {
+        line.new_no: line.text
+        for hunk in changed.hunks
+        for line in hunk.lines
+        if line.new_no is not None
+    }
+
+
+def value_lines(changed: ChangedFile) -> frozenset[int]:
+    """Head lines where a `#` is part of a YAML value rather than a comment a reader sees.
+
+    That is folded scalars (`server_args: >-`: the lines are joined and passed on) and
+    literal scalars other than shell scripts (`run: |`, `command: |`, Buildkite `- |`,
+    whose shell does treat `#` as a comment). Scanned as block-scalar-comment does.
+    """
+    if not is_yaml(changed.path):
+        return frozenset()
+    return memoized("values", changed, lambda: frozenset(
+        line.number for line in view(changed) if line.block is not None
+        and (line.block.folded or line.block.key not in _SHELL_KEYS)
+    ))
+
+
+class Description:
+    """The PR text, with `description_explains` answers memoized and cheaply pre-checked.
+
+    A sentence can only explain a knob it names, so a subject absent from the whole
+    text (one substring search) skips the sentence scan; large PR bodies stay cheap.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._normalized = text[:200_000].lower().replace("_", "-")
+        self._memo: dict[tuple[str, ...], str | None] = {}
+
+    def explains(self, subjects: Sequence[str]) -> str | None:
+        key = tuple(subjects)
+        if key not in self._memo:
+            named = any(s and s.lower().replace("_", "-") in self._normalized for s in key)
+            self._memo[key] = description_explains(self.text, key) if named else None
+        return self._memo[key]
+
+
+def is_prose(comment: str) -> bool:
+    """A comment that could explain something: not a pragma, not commented-out code."""
+    text = comment.strip()[:400]
+    if _PRAGMA_RE.match(text) or _CODE_COMMENT_RE.match(text):
+        return False
+    if _REFERENCE_RE.search(text):
+        return True  # "see #1234" points at the explanation
+    # Two words at least (`# optional` explains nothing); CJK text has no spaces.
+    return len(_WORD_RE.findall(text)) >= 2 or len(_CJK_RE.findall(text)) >= 4
+
+
+def adjacent_comment(
+    changed: ChangedFile, numbers: Iterable[int], radius: int = 2
+) -> tuple[int, str] | None:
+    """A prose `#` comment within `radius` head lines of any of `numbers`.
+
+    The same definition as `explain.comment_near`, except that a `#` in a YAML value
+    (see `value_lines`) reaches the program and is not a comment anyone reads as one.
+    """
+    head = head_text_map(changed)
+    for number_ in numbers:
+        for n in range(max(1, number_ - radius), number_ + radius + 1):
+            text = head.get(n)
+            comment = comment_text(text[:MAX_LINE]) if text is not None and "#" in text else None
+            if comment and len(comment) >= 3 and is_prose(comment) and n not in value_lines(
+                    changed):
+                return n, comment
+    return None
