@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -69,6 +70,16 @@ def serve(tmp_path: Path, api_url: str) -> Iterator[tuple[subprocess.Popen[bytes
                 proc.wait()
 
 
+def _recorded_check(db: Path) -> bool:
+    with sqlite3.connect(db, timeout=10) as conn:
+        try:
+            row = conn.execute("SELECT state FROM pr_state WHERE repo = ? AND number = 7",
+                               (REPO,)).fetchone()
+        except sqlite3.OperationalError:  # tables not created yet
+            return False
+    return row is not None and bool((json.loads(row[0]) or {}).get("check"))
+
+
 def post(base: str, data: dict[str, object], delivery_id: str) -> int:
     body = json.dumps(data).encode()
     request = urllib.request.Request(f"{base}/webhook", data=body, method="POST",
@@ -85,10 +96,9 @@ def test_kill_9_mid_review_then_restart_completes_once(tmp_path: Path) -> None:
         head = push(fake, 7, {WF: (workflow(), workflow(silenced=True))}, tag="h1")
         with serve(tmp_path, fake.url) as (proc, base):
             assert post(base, pr_payload("opened", 7, head), "crash-1") == 202
-            # The in_progress check is created just before the (hanging) file list.
-            poll(lambda: any(c.status == "in_progress" for c in fake.check_runs(REPO, head)),
-                 "the review to start")
-            time.sleep(0.2)
+            # The in_progress check is created and recorded just before the (hanging)
+            # file list: kill once it is recorded, so the kill lands mid-review.
+            poll(lambda: _recorded_check(tmp_path / "app.db"), "the review to start")
             proc.kill()
             proc.wait()
         assert fake.reviews(REPO, 7) == []  # nothing was published before the kill
