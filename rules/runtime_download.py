@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from bot.findings import Finding, Severity
 from bot.snapshot import ChangedFile
 from rules.base import Rule, RuleContext
-from rules.support.yamlscan import ITEM, YamlLine, YamlView, is_yaml, view
+from rules.support.yaml_lines import ITEM, YamlLine
+from rules.support.yamlscan import YamlView, is_yaml, view
 
 _SURFACES = ("test", "cpu-test", "workflow", "ci-script", "eval-config")
 _FETCH_RE = re.compile(r"(?<![\w./-])(curl|wget)(?![\w-])")

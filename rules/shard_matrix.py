@@ -19,7 +19,8 @@ from rules.support.knob_changes import hunk_changes
 from rules.support.knob_names import KnobFilter, knob_filter, normalize
 from rules.support.knob_options import SHARD_SIZE_KEYS, shared_filter
 from rules.support.knob_values import number
-from rules.support.yamlscan import ITEM, YamlLine, scan
+from rules.support.yaml_lines import ITEM, YamlLine
+from rules.support.yaml_scanner import scan
 
 _MAX_TEXT = 1_000_000  # larger files are judged from the patch alone
 _MAX_NODES = 20_000  # YAML nodes visited per matrix (aliases share nodes: no bombs)

@@ -3,96 +3,24 @@
 from __future__ import annotations
 
 import dataclasses
-import re
-from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
-from itertools import islice
 from typing import Any, ClassVar
 
 from bot.findings import Finding, Severity
 from bot.snapshot import ChangedFile
 from rules.base import Rule, RuleContext
-from rules.support.known_lines import MAX_LINE, YAML_KEY_RE, KnownLines, indent_width, uncomment
+from rules.support.known_lines import MAX_LINE
 from rules.support.references import DescriptionLinks, issue_link
-
-_NOT_RUN = "so the test no longer runs in CI"
-_RERUN = "so failures are retried until they pass and the flakiness stays hidden"
-_UNSEEN = "fail without failing the {} and the failure goes unnoticed instead of being fixed"
-# Cheap substring tests that let almost every line skip the regexes (200k-line PRs).
-_YAML_HINTS = ("skip", "xfail", "flaky", "retry", "disabled", "expectedfailure", "exclu",
-               "quarant", "blocklist", "denylist", "blacklist", "ignore", "known_fail",
-               "continue", "if:", "soft_fail", "automatic")
-_ARG_HINTS = ("--ignore", "--deselect", "-k", "--reruns")
-_SKIP_HINTS = ("skip", "exclu", "disable", "quarant", "blocklist", "denylist", "blacklist",
-               "xfail", "flaky", "ignore", "known_fail")
-# Every hint above, lowercased, minus those another one contains ("disabled" has
-# "disable", "--ignore" has "ignore"): a file whose text has none of them and whose
-# added lines have no `#` cannot yield a hit, and most files of a large PR are such.
-_ANY_HINT = ("skip", "xfail", "flaky", "retry", "disable", "expectedfailure", "exclu",
-             "quarant", "blocklist", "denylist", "blacklist", "ignore", "known_fail",
-             "continue", "if:", "soft_fail", "automatic", "--deselect", "-k", "--reruns")
-
-_MARKER_RE = re.compile(
-    r"@?pytest\.mark\.(?:skip|skipif|xfail|flaky)\b|@?unittest\.(?:skip\w*|expectedFailure)\b"
-    r"|^\s*@(?:[\w.]+\.)?(?:skip\w*|xfail\w*|expected_?[Ff]ailure\w*|flaky\w*|retry\w*)\b"
-    r"|\bpytest\.(?:skip|xfail)\s*\(|\bskipTest\s*\(|\braise\s+(?:unittest\.)?SkipTest\b"
-    r"|(?<![\w.])retry\s*\(|\bdisabled\s*=\s*(?!None\b|False\b)\S"
+from rules.support.silencing_detectors import (
+    ANY_HINT,
+    SILENCE_REASON_RE,
+    Hit,
+    SilencingView,
+    arg_hits,
+    commented_hit,
+    python_hits,
+    yaml_hits,
 )
-_DEF_RE = re.compile(r"^\s*(?:async\s+)?def\s+(\w+)|^\s*class\s+(\w+)")
-_REGISTER_RE = re.compile(r"\bregister_\w+_ci\b")
-# Words that make a skip on a brand-new test a silenced failure, not a capability gate.
-_SILENCE_REASON_RE = re.compile(
-    r"flak\w*|\bfail\w*|broken|\bbreak\w*|\bhang\w*|time[ds]? ?out|\boom\b|out of memory|"
-    r"crash\w*|segfault|todo|fixme|temporar\w*|investigat\w*|unstable|intermittent\w*|"
-    r"nondetermin\w*|known issue|not working|does(?: not|n't) work|\bbug\b",
-    re.I,
-)
-_COMMENTED_TEST_RE = re.compile(
-    r"^\s*#\s*(?:(?:async\s+)?def\s+(test\w*)|class\s+(Test\w*)|(pytest\.param)\(|"
-    r"@(pytest\.mark\.parametrize)\()"
-)
-_TEST_CODE_RE = re.compile(
-    r"^(?:(?:async\s+)?def\s+test|class\s+Test|pytest\.param\(|@pytest\.mark\.parametrize|"
-    r"assert\b|self\.assert\w*\(|(?:torch|np|numpy)\.testing\.assert\w*\(|register_\w+_ci\(|"
-    r"TestFile\()"
-)
-_ENTRY_RE = re.compile(r"^(?:pytest\.param\(|[(\"'\[{])")
-_YAML_TEST_LINE_RE = re.compile(
-    r"pytest|unittest|test_\w|run_suite|run[-_]tests?|^-?\s*label:|^-\s*name:", re.I
-)
-_LIST_FILE_RE = re.compile(r"(?:models|tests|suites?|configs?)[\w.-]*\.txt$", re.I)
-_CAMEL_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-_SKIP_TOKENS = frozenset({"skip", "skips", "skipped", "skiplist", "exclude", "excludes",
-                          "excluded", "disabled", "quarantine", "quarantined", "blocklist",
-                          "denylist", "blacklist", "xfail", "xfails", "flaky"})
-_PY_ASSIGN_RE = re.compile(r"^\s*(?P<name>[A-Za-z_][\w.]*)\s*(?::[^=\n]*)?\+?=\s*(?P<rest>.*)$")
-_OPENS_RE = re.compile(r"(?:[\w.]+\()?[\[({]")
-_PY_GROW_RE = re.compile(r"\b(?P<name>[A-Za-z_]\w*)\.(?:append|add|extend|insert|update)\(")
-_STRING_RE = re.compile(r"\"([^\"\n]{1,300})\"|'([^'\n]{1,300})'")
-_YAML_ITEM_RE = re.compile(r"^\s*-\s+(.*)$")
-_FALSE_RE = re.compile(r"^(?:\$\{\{\s*)?[\"']?(?:false|no|off|null|~)?[\"']?(?:\s*\}\})?$", re.I)
-_TRUE_RE = re.compile(r"^(?:\$\{\{\s*)?[\"']?(?:true|yes|on)[\"']?(?:\s*\}\})?$", re.I)
-_IF_FALSE_RE = re.compile(r"^(?:\$\{\{\s*)?[\"']?false[\"']?\s*(?:\}\}|&&|$)", re.I)
-_IGNORE_ARG_RE = re.compile(
-    r"(?P<flag>--ignore(?:-glob)?|--deselect)(?:=|\s+)(?P<v>[^\s\"',;)\]\\]+)"
-)
-_TOKEN_RE = re.compile(r"[^\s\"',;()\[\]=\\]+")
-_COMMENT_RE = re.compile(r"(?:^|\s)#")
-_K_ARG_RE = re.compile(r"-k(?:=|\s+|[\"']\s*,\s*)[\"'](?P<expr>[^\"'\n]{1,2000})[\"']")
-_NOT_TERM_RE = re.compile(r"\bnot\s+([\w\[\]./:-]+)")
-_RERUNS_RE = re.compile(r"--reruns(?:=|\s+)(\d+)")
-
-
-@dataclass(frozen=True)
-class _Hit:
-    line: int
-    what: str  # what was silenced, quoted in the message
-    why: str  # what it does to CI
-    subject: str = ""  # test/step name that a description may mention
-    end: int = 0  # last line of the statement (issue links may sit there too)
-    verb: str = "added"
-    where: str = ""  # " on `test_x`", " to skip list `SKIPS`"
 
 
 def _known_text(changed: ChangedFile) -> str:
@@ -101,222 +29,7 @@ def _known_text(changed: ChangedFile) -> str:
     return "\n".join(full if full is not None else changed.patch_head_lines.values())
 
 
-class _View(KnownLines):
-    """Known lines plus what silenced-test pre-computes per file: which hints occur."""
-
-    def __init__(self, changed: ChangedFile, known: str, lowered: str) -> None:
-        super().__init__(changed)
-        self.moved = Counter(ln.text.strip() for ln in changed.removed_lines)
-        # Which hints occur at all: most files have none, so most lines skip every regex.
-        self.hints = tuple(h for h in _YAML_HINTS if h in lowered)
-        self.skippy = any(h in lowered for h in _SKIP_HINTS)
-        self.args = any(h in known for h in _ARG_HINTS)
-        self._runs: Counter[str] | None = None
-
-    def runs(self, target: str) -> int:
-        """How often `target` appears in this file other than as an --ignore/--deselect value."""
-        if self._runs is None:
-            text = "\n".join(self.full if self.full is not None else self.patch.values())
-            self._runs = Counter(_TOKEN_RE.findall(text))
-            self._runs.subtract(m.group("v") for m in _IGNORE_ARG_RE.finditer(text))
-        return self._runs[target]
-
-
-def _skip_name(name: str) -> bool:
-    """`SKIPPED_MODELS`, `disabled_tests`, `collect_ignore`, `skipTests`, `exclude`..."""
-    base = _CAMEL_RE.sub("_", name.rsplit(".", 1)[-1]).lower().replace("-", "_")
-    tokens = set(base.split("_"))
-    return bool(tokens & _SKIP_TOKENS) or base.startswith(("collect_ignore", "known_fail")) or (
-        bool(tokens & {"test", "tests"}) and bool(tokens & {"ignore", "ignored", "disable"}))
-
-
-def _strings(text: str) -> list[str]:
-    return [a or b for a, b in _STRING_RE.findall(text)]
-
-
-def _python_hits(view: _View, n: int, text: str, stripped: str) -> Iterator[_Hit]:
-    lowered = text.lower() if view.hints else ""
-    if any(hint in lowered for hint in view.hints):
-        if marker := _MARKER_RE.search(text):
-            found = marker.group(0).strip()
-            kind = found.rstrip("(= ").split("=")[0].strip()
-            yield from _marker_hit(view, n, text, kind + ("()" if found.endswith("(") else ""))
-        grow = _PY_GROW_RE.search(text)
-        if grow and _skip_name(grow.group("name")):
-            entries = ", ".join(_strings(text)[:3]) or stripped[:60]
-            yield _Hit(n, f"`{entries}`", _NOT_RUN, entries,
-                       where=f" to skip list `{grow.group('name')}`")
-        assign = _PY_ASSIGN_RE.match(text)
-        if assign and _skip_name(assign.group("name")) and _OPENS_RE.match(assign.group("rest")):
-            old = set(_strings(view.counterpart(n, text)))
-            new = [s for s in _strings(assign.group("rest")) if s not in old]
-            if new:
-                yield _Hit(n, f"`{', '.join(new[:3])}`", _NOT_RUN, new[0],
-                           where=f" to skip list `{assign.group('name')}`")
-            return
-    if view.skippy and _ENTRY_RE.match(stripped) and (parent := view.parent(n, yaml=False)) \
-            and _skip_name(parent[0]):
-        entry = (_strings(stripped) or [stripped[:60]])[0]
-        yield _Hit(n, f"`{entry}`", _NOT_RUN, entry, where=f" to skip list `{parent[0]}`")
-
-
-def _marker_hit(view: _View, n: int, text: str, kind: str) -> Iterator[_Hit]:
-    stripped = text.strip()
-    if kind.rstrip("()") in view.counterpart(n, text):
-        return  # an existing marker reworded, not a new silencing
-    target: tuple[str, int] | None = None  # (name, line) of what the marker silences
-    where = ""
-    if kind == "disabled":
-        call = next((c for t in [text, *(t for _, t in islice(view.back(n), 6))]
-                     if (c := _REGISTER_RE.search(t))), None)
-        if call is None:
-            return
-        kind = f"{call.group(0)}(disabled=…)"
-        target = (view.changed.path.rsplit("/", 1)[-1].removesuffix(".py"), 0)
-    elif "pytest.param(" in text or "marks=" in text:
-        target, where = (stripped[:60], 0 if view.counterpart(n, text) else n), \
-            f" on `{stripped[:60]}`"
-    elif stripped.startswith("@"):
-        for m in range(n + 1, n + 40):
-            line = view.get(m)
-            if line is None:
-                break
-            if match := _DEF_RE.match(line):
-                target, where = (match.group(1) or match.group(2), m), " on "
-                break
-    elif stripped.startswith("pytestmark"):
-        where = " for the whole module"
-    else:
-        for m, line in view.back(n):
-            if (match := _DEF_RE.match(line)) and indent_width(line) < indent_width(text):
-                target, where = (match.group(1) or match.group(2), m), " in "
-                break
-    name = target[0] if target else ""
-    where = f"{where}`{name}`" if where in (" on ", " in ") else where
-    rerun = "flaky" in kind.lower() or "retry" in kind.lower()
-    if rerun and not name.lower().startswith("test"):
-        return  # retries around helpers (downloads, servers) are not test reruns
-    end = target[1] - 1 if target and target[1] > n else n
-    new = view.changed.status == "added" or bool(target and target[1] in view.added)
-    span = " ".join(view.get(m) or "" for m in range(n - 1, max(end, n + 1) + 1))
-    if new and not _SILENCE_REASON_RE.search(span):
-        return  # a capability gate on a new test ("requires CUDA"), not a silenced failure
-    gate = "xfail" in kind.lower() or "expected" in kind.lower()
-    why = _RERUN if rerun else ("so the test no longer gates CI" if gate else _NOT_RUN)
-    yield _Hit(n, f"`{kind}`", why, name, end, where=where)
-
-
-def _yaml_hits(view: _View, n: int, text: str) -> Iterator[_Hit]:
-    lowered = text.lower() if view.hints else ""
-    key = YAML_KEY_RE.match(text) if any(hint in lowered for hint in view.hints) else None
-    if key:
-        name, value = key.group("key"), uncomment(key.group("val") or "")
-        norm = name.lower().replace("-", "_")
-        falsy = bool(value) and bool(_FALSE_RE.match(value))
-        if norm == "continue_on_error" and _TRUE_RE.match(value):
-            yield _Hit(n, "`continue-on-error: true`", "so the job can " + _UNSEEN.format(
-                "workflow"))
-        elif norm == "if" and _IF_FALSE_RE.match(value):
-            yield _Hit(n, "`if: false`", "so the job or step no longer runs at all")
-        elif norm == "soft_fail" and not falsy:
-            statuses = value or ", ".join(_following(view, n, "exit_status"))
-            yield _Hit(n, f"Buildkite `soft_fail: {statuses or 'true'}`",
-                       "so the step can " + _UNSEEN.format("build"))
-        elif norm == "automatic" and not falsy and _parent_name(view, n) in ("retry", None):
-            detail = value or ", ".join(_following(view, n, "exit_status", "limit"))
-            yield _Hit(n, f"Buildkite automatic `retry` ({detail or 'any failure'})", _RERUN)
-        elif norm == "skip" and value and not falsy:
-            yield _Hit(n, f"Buildkite `skip: {value[:80]}`", "so the step no longer runs")
-        elif re.fullmatch(r"(?:skip|disable)_?tests?", norm) and _TRUE_RE.match(value):
-            yield _Hit(n, f"`{name}: true`", _NOT_RUN)
-        elif _skip_name(name) and value and not (falsy or _TRUE_RE.match(value)) and \
-                _parent_name(view, n) not in ("matrix", "with"):
-            old = set(re.split(r"[\s,\[\]\"']+", view.counterpart(n, text).split(":", 1)[-1]))
-            new = [s for s in re.split(r"[\s,\[\]\"']+", value) if s and s not in old]
-            if new:
-                yield _Hit(n, f"`{', '.join(new[:3])}`", _NOT_RUN, new[0], where=f" to `{name}`")
-        if key.group("dash") is None:
-            return
-    item = _YAML_ITEM_RE.match(text) if view.skippy else None
-    if item and (parent := view.parent(n, yaml=True)) and _skip_name(parent[0]) and \
-            _parent_name(view, parent[1]) not in ("matrix", "with"):  # shapes a matrix, inputs
-        entry = uncomment(item.group(1)).strip("\"'")[:80]
-        yield _Hit(n, f"`{entry}`", _NOT_RUN, entry, where=f" to `{parent[0]}`")
-
-
-def _parent_name(view: _View, n: int) -> str | None:
-    parent = view.parent(n, yaml=True)
-    return parent[0] if parent else None
-
-
-def _following(view: _View, n: int, *keys: str) -> list[str]:
-    """`key value` of the listed keys in the block under line n (soft_fail/retry lists)."""
-    base, out = indent_width(view.get(n) or ""), []
-    for m in range(n + 1, n + 12):
-        text = view.get(m)
-        if text is None or (text.strip() and indent_width(text) <= base):
-            break
-        key = YAML_KEY_RE.match(text)
-        if key and key.group("key") in keys:
-            out.append(f"{key.group('key')} {uncomment(key.group('val') or '')}")
-    return out
-
-
-def _arg_hits(view: _View, n: int, text: str) -> Iterator[_Hit]:
-    if not view.args or not any(hint in text for hint in _ARG_HINTS):
-        return
-    text = _COMMENT_RE.split(text, maxsplit=1)[0]
-    removed = view.counterpart(n, text)
-    for match in _IGNORE_ARG_RE.finditer(text):
-        value, flag = match.group("v"), match.group("flag")
-        if f"{flag}={value}" in removed or f"{flag} {value}" in removed:
-            continue
-        if flag != "--deselect" and view.runs(value) > 0:
-            continue  # split into its own command elsewhere in this file, not dropped
-        yield _Hit(n, f"`{flag}={value}`", _NOT_RUN, value.rsplit("/", 1)[-1])
-    old_terms = {t for m in _K_ARG_RE.finditer(removed) for t in _NOT_TERM_RE.findall(m["expr"])}
-    for match in _K_ARG_RE.finditer(text):
-        new = [t for t in _NOT_TERM_RE.findall(match.group("expr")) if t not in old_terms]
-        if new:
-            yield _Hit(n, f"`-k \"not {new[0]}\"`",
-                       "so the matching tests are deselected and no longer run in CI", new[0])
-    old = [int(a) for a in _RERUNS_RE.findall(removed)]
-    for match in _RERUNS_RE.finditer(text):
-        count = int(match.group(1))
-        if count > 0 and (not old or count > max(old)):
-            yield _Hit(n, f"`--reruns` ({max(old)} → {count})" if old else f"`--reruns {count}`",
-                       _RERUN)
-
-
-def _commented_hit(view: _View, n: int, text: str, suffix: str) -> _Hit | None:
-    match = _COMMENTED_TEST_RE.match(text) if suffix == ".py" else None
-    if match:
-        name = next(g for g in match.groups() if g)
-        label = f"test `{name}`" if name.startswith(("test", "Test")) else f"`{name}`"
-        return _Hit(n, label, _NOT_RUN, name, verb="commented out")
-    code = text.strip().lstrip("#").strip()
-    if not code or not view.was_removed(n, code):
-        return None  # only a removed line that comes back as a comment was disabled
-    if suffix == ".py":
-        if not _TEST_CODE_RE.match(code):
-            if not _ENTRY_RE.match(code):
-                return None
-            parent = view.parent(n, yaml=False)
-            if parent is None and "test" not in code.lower():
-                return None  # an entry of an unknown list: could be a skip list
-            if parent is not None and _skip_name(parent[0]):
-                return None  # commenting out a skip-list entry re-enables the test
-    elif suffix in (".yml", ".yaml"):
-        parent = view.parent(n, yaml=True)
-        if not _YAML_TEST_LINE_RE.search(code) or (parent and _skip_name(parent[0])):
-            return None
-    elif suffix != ".txt" or not (view.changed.surface == "eval-config"
-                                  or _LIST_FILE_RE.search(view.changed.path)):
-        return None
-    return _Hit(n, f"`{code[:80]}`", _NOT_RUN, code[:80], verb="commented out")
-
-
-def _hits(view: _View) -> Iterator[_Hit]:
+def _hits(view: SilencingView) -> Iterator[Hit]:
     path = view.changed.path.lower()
     suffix = next((s for s in (".py", ".yml", ".yaml", ".txt") if path.endswith(s)), "")
     yaml = suffix in (".yml", ".yaml")
@@ -328,30 +41,30 @@ def _hits(view: _View) -> Iterator[_Hit]:
             continue
         if stripped[0] == "#":
             # One finding per commented-out block, on its first line.
-            commented = _commented_hit(view, n, text, suffix)
+            commented = commented_hit(view, n, text, suffix)
             hits = [commented] if commented and n != block_end + 1 else []
             block_end = n if commented or n == block_end + 1 else block_end
         elif view.moved.get(stripped):
             view.moved[stripped] -= 1  # moved or re-indented, not new
             continue
         else:
-            hits = list(_arg_hits(view, n, text))
+            hits = list(arg_hits(view, n, text))
             if suffix == ".py":
-                hits += _python_hits(view, n, text, stripped)
+                hits += python_hits(view, n, text, stripped)
             elif yaml:
-                hits += _yaml_hits(view, n, text)
+                hits += yaml_hits(view, n, text)
         if hits and yaml:
             hits = _owned(view, n, text, hits)
         yield from hits
 
 
-def _owned(view: _View, n: int, text: str, hits: list[_Hit]) -> list[_Hit]:
+def _owned(view: SilencingView, n: int, text: str, hits: list[Hit]) -> list[Hit]:
     """Name the step or job; a brand-new step that starts out optional silences nothing."""
     owner = view.owner(n)
     if owner is None:
         return hits
     if (owner[1] in view.added or view.changed.status == "added") and \
-            not _SILENCE_REASON_RE.search(text):
+            not SILENCE_REASON_RE.search(text):
         return []
     preposition = "to" if hits[0].verb == "added" else "in"
     return [dataclasses.replace(h, subject=h.subject or owner[0],
@@ -411,9 +124,9 @@ class SilencedTest(Rule):
         for changed in ctx.files(*ctx.option("surfaces")):
             known = _known_text(changed)
             lowered = known.lower()
-            if "#" not in changed.added_text and not any(hint in lowered for hint in _ANY_HINT):
+            if "#" not in changed.added_text and not any(hint in lowered for hint in ANY_HINT):
                 continue
-            view = _View(changed, known, lowered)
+            view = SilencingView(changed, known, lowered)
             for hit in _hits(view):
                 if any(issue_link(view.get(m) or "") for m in range(
                         hit.line - 1, max(hit.end, hit.line) + 1)) or links.covers(hit.subject):

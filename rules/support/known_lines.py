@@ -32,7 +32,7 @@ _GENERIC_KEYS = frozenset({"steps", "jobs", "with", "env", "retry", "automatic",
 
 
 def indent_width(text: str) -> int:
-    """Leading whitespace, tabs included (`yamlscan.indent_of` counts spaces only)."""
+    """Leading whitespace, tabs included (`yaml_lines.indent_of` counts spaces only)."""
     return len(text) - len(text.lstrip())
 
 

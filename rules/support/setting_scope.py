@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 
 from bot.snapshot import ChangedFile
 from rules.support.known_lines import indent_width
-from rules.support.yamlscan import ITEM, YamlLine, YamlView, is_yaml, unquote, view
+from rules.support.yaml_lines import ITEM, YamlLine, unquote
+from rules.support.yamlscan import YamlView, is_yaml, view
 
 _ENVIRON_RE = re.compile(
     r"environ\s*\[\s*$|environ\.(?:setdefault|update)\s*\(|\.setenv\s*\(|os\.putenv\s*\(")

@@ -17,8 +17,9 @@ from rules.block_scalar_comment import BlockScalarComment, _norm
 from rules.parallel_state_patch import _TRIGGERS
 from rules.runtime_download import _FETCH_WORDS, RuntimeDownload
 from rules.runtime_download import _FileCheck as DownloadCheck
-from rules.silenced_test import _ANY_HINT, _hits, _known_text, _View
+from rules.silenced_test import _hits, _known_text
 from rules.support.hunk_sides import sides
+from rules.support.silencing_detectors import ANY_HINT, SilencingView
 from rules.threshold_loosening import _gates, _may_gate
 from tests.conftest import make_snapshot
 
@@ -54,8 +55,8 @@ def test_skipped_files_have_nothing_to_find(
     added = changed.added_text
 
     known = _known_text(changed)
-    if "#" not in added and not any(hint in known.lower() for hint in _ANY_HINT):
-        assert list(_hits(_View(changed, known, known.lower()))) == []
+    if "#" not in added and not any(hint in known.lower() for hint in ANY_HINT):
+        assert list(_hits(SilencingView(changed, known, known.lower()))) == []
 
     if not any(word in added for word in _FETCH_WORDS):
         assert list(DownloadCheck(RuntimeDownload(), changed).run()) == []

@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 from bot.config import Config
 from bot.snapshot import ChangedFile, DiffLine, Hunk, LineKind
 from rules.support import hunk_sides, knob_changes, knob_names, knob_options, knobs
-from rules.support.yamlscan import fresh_view, scan, view
+from rules.support.yaml_scanner import scan
+from rules.support.yamlscan import fresh_view, view
 from tests.conftest import make_snapshot
 from tests.rules.yamlscan_reference import reference_scan
 

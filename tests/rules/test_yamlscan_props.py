@@ -5,7 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rules.support.yamlscan import ITEM, scan, split_key, strip_comment
+from rules.support.yaml_lines import ITEM, split_key, strip_comment
+from rules.support.yaml_scanner import scan
 
 LINES = st.lists(st.one_of(
     st.sampled_from([
