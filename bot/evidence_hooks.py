@@ -73,6 +73,15 @@ async def ingest_workflow_job(ctx: AppContext, installation: int, payload: dict[
                                        "category": record.category})
 
 
+async def ingest_workflow_run(ctx: AppContext, payload: dict[str, object]) -> None:
+    """A run's workflow file, event and PRs: lets a later job be matched to its PR."""
+    import asyncio
+
+    from bot.evidence import actions
+
+    await asyncio.to_thread(actions.ingest_workflow_run, payload, failure_index(ctx), _now(ctx))
+
+
 async def runs_reply(ctx: AppContext, installation: int, owner: str, repo: str,
                      number: int) -> str:
     """`/stability runs`: the same table the summary shows, from the PR's current files."""

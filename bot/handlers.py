@@ -108,6 +108,13 @@ async def on_workflow_job(ctx: AppContext, delivery: Delivery, payload: dict[str
     await ingest_workflow_job(ctx, installation, payload)
 
 
+async def on_workflow_run(ctx: AppContext, delivery: Delivery, payload: dict[str, Any]) -> None:
+    from bot.evidence_hooks import ingest_workflow_run
+
+    if payload.get("action") == "completed":
+        await ingest_workflow_run(ctx, payload)
+
+
 HANDLERS: dict[str, Handler] = {
     "pull_request": on_pull_request,
     "check_run": on_check_run,
@@ -116,6 +123,7 @@ HANDLERS: dict[str, Handler] = {
     "installation": on_installation,
     "installation_repositories": on_installation,
     "workflow_job": on_workflow_job,
+    "workflow_run": on_workflow_run,
 }
 
 

@@ -52,6 +52,7 @@ HANDLED_ACTIONS: dict[str, frozenset[str]] = {
     "check_run": frozenset({"rerequested", "requested_action"}),
     "check_suite": frozenset({"rerequested"}),
     "workflow_job": frozenset({"completed"}),
+    "workflow_run": frozenset({"completed"}),
 }
 _DELIVERY_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 _EVENT_NAME = re.compile(r"[a-z_]{1,64}")

@@ -58,3 +58,20 @@ def test_indexed_failure_and_duplicate_show_in_review_and_runs_command(tmp_path:
             assert fake.violations == []
 
     asyncio.run(scenario())
+
+
+def test_workflow_run_delivery_records_the_run(tmp_path: Path) -> None:
+    run_event = copy.deepcopy(load_payload("workflow_run.completed.with-pull-requests"))
+    run_event["installation"] = {"id": 11, "node_id": "x"}
+    run_event["repository"].update(full_name=REPO)
+    run_id = str(run_event["workflow_run"]["id"])
+
+    async def scenario() -> None:
+        async with live_app(tmp_path) as app:
+            assert await app.deliver("workflow_run", run_event) == 202
+            await app.settle()
+            index = app.handler.context.failure_index
+            assert index is not None and index.has_run("github-actions", run_id)
+            assert app.fake.writes() == []  # recorded from the payload alone
+
+    asyncio.run(scenario())

@@ -148,11 +148,10 @@ ACCEPTED = ["pull_request.opened", "pull_request.synchronize", "pull_request.reo
             "pull_request.ready_for_review", "pull_request.edited", "issue_comment.created",
             "check_run.rerequested", "check_run.requested_action", "check_suite.rerequested",
             "installation.created", "installation.deleted", "installation_repositories.added",
-            "workflow_job.completed.failure.with-organization"]
+            "workflow_job.completed.failure.with-organization", "workflow_run.completed"]
 IGNORED = ["pull_request.closed", "pull_request.labeled", "pull_request.converted_to_draft",
            "issue_comment.edited", "issue_comment.deleted", "check_run.completed",
-           "check_suite.completed", "check_suite.requested", "workflow_job.in_progress",
-           "workflow_run.completed"]
+           "check_suite.completed", "check_suite.requested", "workflow_job.in_progress"]
 
 
 @pytest.mark.parametrize("name", ACCEPTED + IGNORED)
