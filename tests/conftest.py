@@ -2,10 +2,24 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
+
+from hypothesis import HealthCheck, settings
 
 from bot.snapshot import PullRequestSnapshot
 from bot.sources.prjson import snapshot_from_pr_data
+
+# No per-example deadline anywhere: a shared, loaded CI machine must not turn a slow
+# example into a failure (timing belongs in bench/). On CI the examples are also
+# derandomized, so a run is reproducible; locally they keep exploring.
+settings.register_profile(
+    "default", deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile(
+    "ci", deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile("ci" if os.environ.get("CI") else "default")
 
 
 def make_snapshot(
