@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from datetime import timedelta
 from pathlib import Path
 
 from tests.app.e2e_kit import comment_payload, live_app, pr_payload
-from tests.evidence.factories import GLM_CONFIG, NOW, pcp_oom_log
+from tests.evidence.factories import GLM_CONFIG, NOW, nightly_oom_on_fake_github
 from tests.fakegithub import load_payload
 from tests.github.kit import REPO, new_fake, push
 
@@ -24,20 +23,8 @@ def test_indexed_failure_and_duplicate_show_in_review_and_runs_command(tmp_path:
                 body="Fixes the OOM in the PCP eval.")
     push(fake, 8, {GLM_CONFIG: (BASE, BASE + "  VLLM_LOGGING_LEVEL: DEBUG\n")}, tag="o1",
          title="[CI] Fix GLM-5.2 PCP OOM", body="Another attempt at the same failure.")
-    nightly = fake.add_workflow_run(REPO, head_sha="9" * 40, head_branch="main",
-                                    name="LM Eval", path=".github/workflows/lm-eval.yml",
-                                    event="schedule", created_at=NOW - timedelta(hours=16))
-    failed = fake.add_job(nightly.id, name="LM Eval PCP 4xB200", log=pcp_oom_log().decode(),
-                          started_at=NOW - timedelta(hours=16),
-                          completed_at=NOW - timedelta(hours=15))
-    job_event = copy.deepcopy(load_payload("workflow_job.completed.failure.with-organization"))
+    job_event = nightly_oom_on_fake_github(fake, REPO)
     job_event["installation"] = {"id": 11, "node_id": "x"}
-    job_event["repository"].update(full_name=REPO, html_url=f"https://github.com/{REPO}")
-    job_event["workflow_job"].update(
-        id=failed.id, run_id=nightly.id, name=failed.name, head_sha=nightly.head_sha,
-        head_branch="main", workflow_name="LM Eval",
-        html_url=f"https://github.com/{REPO}/actions/runs/{nightly.id}/job/{failed.id}",
-        started_at="2026-08-04T14:00:00Z", completed_at="2026-08-04T15:00:00Z")
 
     async def scenario() -> None:
         async with live_app(tmp_path, fake) as app:

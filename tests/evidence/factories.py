@@ -74,3 +74,27 @@ def job(job_id: str, *, name: str = "LM Eval PCP 4xB200", conclusion: str = "fai
         found["mentions"] = (*record.mentions, *found["mentions"])
         record = dataclasses.replace(record, **found)
     return record
+
+
+def nightly_oom_on_fake_github(fake: Any, repo: str) -> dict[str, Any]:
+    """Seed the fake GitHub with a failed nightly "LM Eval PCP 4xB200" job whose log is
+    the #51015 OOM behind a server-start timeout; returns its `workflow_job` delivery."""
+    import copy
+
+    from tests.fakegithub import load_payload
+
+    nightly = fake.add_workflow_run(repo, head_sha="9" * 40, head_branch="main",
+                                    name="LM Eval", path=".github/workflows/lm-eval.yml",
+                                    event="schedule", created_at=NOW - timedelta(hours=16))
+    failed = fake.add_job(nightly.id, name="LM Eval PCP 4xB200", log=pcp_oom_log().decode(),
+                          started_at=NOW - timedelta(hours=16),
+                          completed_at=NOW - timedelta(hours=15))
+    payload: dict[str, Any] = copy.deepcopy(
+        load_payload("workflow_job.completed.failure.with-organization"))
+    payload["repository"].update(full_name=repo, html_url=f"https://github.com/{repo}")
+    payload["workflow_job"].update(
+        id=failed.id, run_id=nightly.id, name=failed.name, head_sha=nightly.head_sha,
+        head_branch="main", workflow_name="LM Eval",
+        html_url=f"https://github.com/{repo}/actions/runs/{nightly.id}/job/{failed.id}",
+        started_at="2026-08-04T14:00:00Z", completed_at="2026-08-04T15:00:00Z")
+    return payload

@@ -3,8 +3,6 @@ PR that changes the config the failed job ran shows it under "Prior failing runs
 
 from __future__ import annotations
 
-import copy
-from datetime import timedelta
 from pathlib import Path
 
 from bot.evidence.actions import ingest_workflow_job
@@ -13,8 +11,7 @@ from bot.evidence.lookup import evidence_decorator, index_digest
 from bot.evidence.section import SECTION_TITLE
 from bot.github.review_flow import ReviewRequest, review_pull_request
 from bot.render.markdown import SUMMARY_MARKER
-from tests.evidence.factories import GLM_CONFIG, NOW, pcp_oom_log
-from tests.fakegithub import load_payload
+from tests.evidence.factories import GLM_CONFIG, NOW, nightly_oom_on_fake_github
 from tests.github.kit import BOT, NAME, OWNER, REPO, TEST_RULES, app_side, new_fake, push, run
 from tests.github.kit import workflow as ci_workflow
 
@@ -27,19 +24,8 @@ def test_review_shows_the_webhook_ingested_failure(tmp_path: Path) -> None:
     head = push(fake, 7, {GLM_CONFIG: (CONFIG_BASE, CONFIG_HEAD),
                           ".github/workflows/ci.yml": (ci_workflow(), ci_workflow(silenced=True))},
                 tag="h1", title="[CI] Stabilize GLM-5.2 PCP evaluation")
-    nightly = fake.add_workflow_run(REPO, head_sha="9" * 40, head_branch="main",
-                                    name="LM Eval", path=".github/workflows/lm-eval.yml",
-                                    event="schedule", created_at=NOW - timedelta(hours=16))
-    failed = fake.add_job(nightly.id, name="LM Eval PCP 4xB200", log=pcp_oom_log().decode(),
-                          started_at=NOW - timedelta(hours=16),
-                          completed_at=NOW - timedelta(hours=15))
-    payload = copy.deepcopy(load_payload("workflow_job.completed.failure.with-organization"))
-    payload["repository"].update(full_name=REPO, html_url=f"https://github.com/{REPO}")
-    payload["workflow_job"].update(
-        id=failed.id, run_id=nightly.id, name=failed.name, head_sha=nightly.head_sha,
-        head_branch="main", workflow_name="LM Eval",
-        html_url=f"https://github.com/{REPO}/actions/runs/{nightly.id}/job/{failed.id}",
-        started_at="2026-08-04T14:00:00Z", completed_at="2026-08-04T15:00:00Z")
+    payload = nightly_oom_on_fake_github(fake, REPO)
+    nightly_id, job_id = payload["workflow_job"]["run_id"], payload["workflow_job"]["id"]
     index = SqliteFailureIndex(tmp_path / "ci.db")
 
     async def scenario() -> None:
@@ -60,7 +46,7 @@ def test_review_shows_the_webhook_ingested_failure(tmp_path: Path) -> None:
     (summary,) = [c for c in fake.issue_comments(REPO, 7) if SUMMARY_MARKER in c.body]
     assert f"#### {SECTION_TITLE}" in summary.body
     assert "LM Eval PCP 4xB200 · Actions LM Eval run" in summary.body
-    assert f"/actions/runs/{nightly.id}/job/{failed.id}" in summary.body
+    assert f"/actions/runs/{nightly_id}/job/{job_id}" in summary.body
     assert "**broken trunk**" in summary.body
     assert "cuda-oom: `[rank3]:" in summary.body
     assert "Server failed to start within 1200 seconds" in summary.body
