@@ -205,7 +205,13 @@ def parse_config(text: str, specs: RuleOptionSpecs, source: str = CONFIG_PATH) -
                 raise reader.fail(vnode, key, "only version 1 is supported")
         elif key == "fail_on":
             raw = reader.string(vnode, key)
-            values["fail_on"] = None if raw == "none" else reader.severity(vnode, key)
+            if raw.strip().lower() == "none":
+                values["fail_on"] = None
+            elif raw.strip().upper() in Severity.__members__:
+                values["fail_on"] = Severity.parse(raw)
+            else:
+                raise reader.fail(vnode, key,
+                                  f"expected error, warning, notice or none, got {raw!r}")
         elif key == "rules":
             values["rules"] = _parse_rules(reader, vnode, specs)
         elif key == "surfaces":
