@@ -6,10 +6,7 @@ import re
 import textwrap
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any, ClassVar
-
-import yaml
 
 from bot.findings import Finding, Severity
 from bot.snapshot import ChangedFile, Hunk
@@ -19,121 +16,27 @@ from rules.support.knob_changes import hunk_changes
 from rules.support.knob_names import KnobFilter, knob_filter, normalize
 from rules.support.knob_options import SHARD_SIZE_KEYS, shared_filter
 from rules.support.knob_values import number
+from rules.support.shard_groups import (
+    MAX_SHARDS,
+    ShardOptions,
+    parse_yaml,
+    shard_groups,
+    shard_problem,
+)
 from rules.support.yaml_lines import ITEM, YamlLine
 from rules.support.yaml_scanner import scan
 
 _MAX_TEXT = 1_000_000  # larger files are judged from the patch alone
-_MAX_NODES = 20_000  # YAML nodes visited per matrix (aliases share nodes: no bombs)
 _MAX_BLOCK = 3_000  # lines of one matrix block
-_MAX_SHARDS = 10_000
 _FLOW_LIST_RE = re.compile(r"^\s*(?:-\s+)?([\"']?)([A-Za-z_][\w.-]*)\1\s*:\s*\[([^\[\]]*)\]$")
 _FLOW_ENTRY_RE = re.compile(r"^\s*\{[^{}]*\}")
 _COMMENT_RE = re.compile(r"(?:^|\s)#.*$")
-_GROUP_KEYS = ("config", "suite")  # include entries shard separately per test config
 _MATRIX = frozenset({"matrix", "test-matrix"})
 _NEUTRAL = frozenset({"blank", "comment"})
 
 
 def _code(text: str) -> str:
     return _COMMENT_RE.sub("", text[:MAX_LINE]).rstrip()
-
-
-class _Budget(Exception):
-    pass
-
-
-def _plain(node: yaml.Node, budget: list[int]) -> Any:
-    budget[0] -= 1
-    if budget[0] < 0:
-        raise _Budget
-    if isinstance(node, yaml.MappingNode):
-        return {str(_plain(k, budget)): _plain(v, budget) for k, v in node.value}
-    if isinstance(node, yaml.SequenceNode):
-        return [_plain(item, budget) for item in node.value]
-    if node.tag.endswith(":int") and str(node.value).lstrip("+-").isdecimal():
-        return int(node.value)
-    return str(node.value)
-
-
-def _parse(text: str) -> Any:
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        return None if node is None else _plain(node, [_MAX_NODES])
-    except (yaml.YAMLError, _Budget, RecursionError, ValueError, TypeError):
-        return None
-
-
-@dataclass(frozen=True)
-class _Opts:
-    ids: frozenset[str]
-    sizes: frozenset[str]
-    one_based: frozenset[str]
-    size_flag: re.Pattern[str]
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-_Group = tuple[str, list[int], int | None, str]  # id key, ids, shard count, which jobs
-
-
-def _groups(data: Any, opts: _Opts) -> list[_Group]:
-    """The sets of shard ids that must each cover a range, with the shard count if stated."""
-    if not isinstance(data, dict):
-        return []
-    sized = [v[0] if isinstance(v, list) and len(v) == 1 else v
-             for k, v in data.items() if normalize(k) in opts.sizes]
-    top = next((v for v in sized if _is_int(v)), None)
-    groups: list[_Group] = [(k, v, top, "") for k, v in data.items() if normalize(k) in opts.ids
-                            and isinstance(v, list) and v and all(_is_int(x) for x in v)]
-    dims = {k for k, _, _, _ in groups}
-    exclude = data.get("exclude")
-    for key, ids, size, _ in list(groups):
-        # `exclude: [{box: gnr, part: 2}]` leaves the gnr jobs without part 2.
-        hidden: dict[str, set[int]] = {}
-        for entry in exclude if isinstance(exclude, list) else []:
-            if isinstance(entry, dict) and _is_int(entry.get(key)):
-                label = ", ".join(f"{k}={v}" for k, v in entry.items() if k != key)
-                hidden.setdefault(label, set()).add(entry[key])
-        implied = size or max(ids) - (0 if 0 in ids else 1) + 1
-        groups += [(key, [i for i in ids if i not in gone], implied, label)
-                   for label, gone in hidden.items()]
-    by_group: dict[tuple[Any, ...], _Group] = {}
-    include = data.get("include")
-    for entry in include if isinstance(include, list) else []:
-        if not isinstance(entry, dict):
-            continue
-        id_key = next((k for k, v in entry.items()
-                       if normalize(k) in opts.ids and _is_int(v) and k not in dims), None)
-        if id_key is None:
-            continue
-        count = next((v for k, v in entry.items() if normalize(k) in opts.sizes and _is_int(v)),
-                     top)
-        slot = (id_key, count, *(str(entry.get(g)) for g in _GROUP_KEYS))
-        which = ", ".join(f"{g}={entry[g]}" for g in _GROUP_KEYS if g in entry)
-        by_group.setdefault(slot, (id_key, [], count, which))[1].append(entry[id_key])
-    return groups + list(by_group.values())
-
-
-def _problem(key: str, ids: list[int], size: int | None, opts: _Opts) -> str | None:
-    present = set(ids)
-    if 0 in present:
-        base = 0
-    elif (size is not None and max(ids) == size) or (size is None and 1 in present):
-        base = 1
-    else:
-        base = 1 if normalize(key) in opts.one_based else 0
-    top = base + size - 1 if size is not None else max(ids)
-    if top - base >= _MAX_SHARDS:
-        return None
-    missing = [x for x in range(base, top + 1) if x not in present]
-    duplicate = sorted(x for x, n in Counter(ids).items() if n > 1)
-    outside = sorted(x for x in present if x < base or x > top)
-    parts = [f"{label} {', '.join(map(str, values))}" for label, values in
-             (("missing", missing), ("duplicated", duplicate), ("out of range", outside))
-             if values]
-    return "; ".join(parts) or None
 
 
 class ShardMatrix(Rule):
@@ -184,7 +87,7 @@ class ShardMatrix(Rule):
     def check(self, ctx: RuleContext) -> Iterable[Finding]:
         sizes = frozenset(normalize(k) for k in ctx.option("size_keys"))
         flags = "|".join(re.escape(k).replace("\\-", "[-_]") for k in sorted(sizes))
-        opts = _Opts(
+        opts = ShardOptions(
             frozenset(normalize(k) for k in ctx.option("id_keys")), sizes,
             frozenset(normalize(k) for k in ctx.option("one_based_keys")),
             re.compile(rf"--(?:{flags})(?:=|\s+)[\"']?(\d+)\b") if flags else re.compile(r"(?!)"),
@@ -201,7 +104,7 @@ class ShardMatrix(Rule):
                     yield from self._counts(changed, hunk, counted, union, views)
 
     def _coverage(
-        self, changed: ChangedFile, opts: _Opts, views: dict[str, dict[int, YamlLine] | None]
+        self, changed: ChangedFile, opts: ShardOptions, views: dict[str, dict[int, YamlLine] | None]
     ) -> Iterator[Finding]:
         added = changed.added_line_numbers
         if not added:
@@ -256,7 +159,7 @@ class ShardMatrix(Rule):
                     continue  # only changed matrices are judged
                 counts = {c for c, _ in job_sizes}
                 size = next(iter(counts)) if len(counts) == 1 else None if job else file_size()
-                for key, ids, stated, label in _groups(_parse(body), opts):
+                for key, ids, stated, label in shard_groups(parse_yaml(body), opts):
                     yield from self._report(changed, key, ids, stated if stated else size,
                                             min(touched), opts, job, label)
         for added_line in changed.added_lines:
@@ -271,10 +174,10 @@ class ShardMatrix(Rule):
                 yield from self._report(changed, flow.group(2), ids, file_size(), no, opts, "")
 
     def _report(self, changed: ChangedFile, key: str, ids: list[int], size: int | None,
-                line: int, opts: _Opts, job: str, label: str = "") -> Iterator[Finding]:
-        if not ids or (size is not None and not 0 < size <= _MAX_SHARDS):
+                line: int, opts: ShardOptions, job: str, label: str = "") -> Iterator[Finding]:
+        if not ids or (size is not None and not 0 < size <= MAX_SHARDS):
             return
-        problem = _problem(key, ids, size, opts)
+        problem = shard_problem(key, ids, size, opts)
         if problem is None:
             return
         where = (f" of job `{job}`" if job else "") + (f" ({label})" if label else "")
@@ -348,7 +251,9 @@ class ShardMatrix(Rule):
             )
 
 
-def _job(seg: list[YamlLine], line: YamlLine, opts: _Opts) -> tuple[str, list[tuple[int, int]]]:
+def _job(
+    seg: list[YamlLine], line: YamlLine, opts: ShardOptions
+) -> tuple[str, list[tuple[int, int]]]:
     """The job around a matrix (the key under `jobs:`) and the shard counts its commands
     pass (`--auto-partition-size 4`), with their lines; the whole view when unknown."""
     job = line.path[1] if line.path[:1] == ("jobs",) and len(line.path) > 1 else ""
