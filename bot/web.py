@@ -92,7 +92,7 @@ def build_web_app(
     max_body_bytes: int = MAX_BODY_BYTES,
 ) -> web.Application:
     """The aiohttp app. Deliveries are group-committed into `store`, or through
-    `committer` when one is passed (e.g. one writing on a thread)."""
+    `committer` when one is passed (tests share one to read its counters)."""
     if isinstance(settings_or_secret, Settings):
         secret = settings_or_secret.webhook_secret.encode()
         debounce = settings_or_secret.debounce_seconds

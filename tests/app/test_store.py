@@ -250,10 +250,9 @@ def test_the_shared_connection_is_available_to_modules_with_their_own_tables(
         assert conn.execute("SELECT x FROM scratch").fetchall() == [(1,)]
 
 
-@pytest.mark.parametrize("use_thread", [False, True])
-def test_group_commit_batches_concurrent_inserts(tmp_path: Path, use_thread: bool) -> None:
+def test_group_commit_batches_concurrent_inserts(tmp_path: Path) -> None:
     store = connect(tmp_path / "g.db")
-    committer = GroupCommitter(store, use_thread=use_thread)
+    committer = GroupCommitter(store)
 
     async def scenario() -> list[bool]:
         jobs = [committer.add(NewDelivery(f"d{i % 50}", "pull_request", "opened", BODY, 1.0,
