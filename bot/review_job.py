@@ -57,7 +57,7 @@ async def review_pull(
         owner, repo, number, bot_login=ctx.bot_login,
         waivers=waivers_for(ctx.store, full_name, number), force=force,
         config_text=config_text, decorate=decorate, extra_digest=digest, early_check=False,
-        enrich=duplicates_for(ctx),
+        enrich=duplicates_for(ctx), pull=pull,
     )
     head = pull["head"]["sha"]
     prior = ctx.store.get_pr_state(full_name, number)

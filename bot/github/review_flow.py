@@ -50,6 +50,7 @@ class ReviewRequest:
     force: bool = False  # review and publish even when nothing changed
     early_check: bool = True  # show an in_progress check while reviewing
     config_text: str | None = None  # use this instead of the default branch's config
+    pull: dict[str, Any] | None = None  # the PR as already fetched by the caller
     text_cap: int = MAX_TEXT_BYTES
     max_comments: int = MAX_COMMENTS
 
@@ -116,7 +117,8 @@ def review_pull_request(
 
     rules = ALL_RULES if request.rules is None else tuple(request.rules)
     owner, repo, number = request.owner, request.repo, request.number
-    pull = yield from get_pull(owner, repo, number)
+    pull = request.pull if request.pull is not None else (
+        yield from get_pull(owner, repo, number))
     head = pull["head"]["sha"]
     config_text = request.config_text
     if config_text is None:
