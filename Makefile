@@ -29,7 +29,7 @@ test: lint
 
 # Regenerates the README's rule table from the registry.
 readme: $(BIN)/.installed
-	$(BIN)/python -c "import re, pathlib; from bot.cli_rules import rule_table_markdown as t; \
+	$(BIN)/python -c "import re, pathlib; from bot.cli.rules import rule_table_markdown as t; \
 	p = pathlib.Path('README.md'); s = p.read_text(); \
 	a, b = '<!-- rules-table:start -->', '<!-- rules-table:end -->'; \
 	p.write_text(s[:s.index(a) + len(a)] + '\n' + t() + s[s.index(b):])"

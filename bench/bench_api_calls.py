@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bot.github.drive_sync import SyncDriver  # noqa: E402
-from bot.github.review_flow import ReviewRequest, review_pull_request  # noqa: E402
+from bot.github.review import ReviewRequest, review_pull_request  # noqa: E402
 from tests.fakegithub import FakeGitHub, running_fake_github  # noqa: E402
 from tests.github.kit import (  # noqa: E402
     APP_ID,

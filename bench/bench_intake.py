@@ -4,7 +4,7 @@ N signed `pull_request.synchronize` deliveries (the vendored real payload, a uni
 X-GitHub-Delivery each; 5,000 by default) are sent at concurrency 64 by a load
 generator in its own process (aiohttp client, the same for every target):
 
-  serve      `python -m bot.cli_serve` with its workers paused (CI_STABILITY_WORKERS=0),
+  serve      `python -m bot.cli.serve` with its workers paused (CI_STABILITY_WORKERS=0),
              so what is measured is intake: verify, scan, group-commit into SQLite, 202
   minimal    an aiohttp app that verifies X-Hub-Signature-256 and answers 202
   sustained  both again with --sustained deliveries (30,000), a longer steady load
@@ -238,8 +238,8 @@ def measure_costs() -> dict[str, float]:
 
     import orjson
 
-    from bot.delivery_fields import scan_prefix, scan_pull_request
-    from bot.jsonlog import JsonFormatter
+    from bot.app.delivery_fields import scan_prefix, scan_pull_request
+    from bot.app.jsonlog import JsonFormatter
     from bot.store import NewDelivery, connect
 
     body = PAYLOAD.read_bytes()
@@ -297,7 +297,7 @@ def orchestrate(n: int, concurrency: int, sustained: int, repeat: int) -> None:
                 "CI_STABILITY_WORKERS": "0", "PYTHONPATH": str(ROOT)}
 
     py = sys.executable
-    serve_argv = [py, "-m", "bot.cli_serve", "--host", "127.0.0.1", "--port", "0"]
+    serve_argv = [py, "-m", "bot.cli.serve", "--host", "127.0.0.1", "--port", "0"]
     minimal_argv = [py, __file__, "--minimal-server"]
     # This guest's speed drifts from run to run, so the comparison that the ratio rests
     # on is repeated, interleaved, and reported as medians.
@@ -420,7 +420,7 @@ two cores. Run on {date}; load average just before: {loadavg}.
 
 {n} signed `pull_request.synchronize` deliveries (the vendored real payload, 28 kB, a
 unique `X-GitHub-Delivery` each) at concurrency {concurrency}, from the same load generator
-process (aiohttp client) for every row. `serve` is `python -m bot.cli_serve` with its
+process (aiohttp client) for every row. `serve` is `python -m bot.cli.serve` with its
 workers paused (`CI_STABILITY_WORKERS=0`), so intake alone is measured; `minimal` is an
 aiohttp app that only verifies `X-Hub-Signature-256` and answers 202. The first two rows
 are medians of {repeat} interleaved runs (statuses summed), the rest single runs.

@@ -7,7 +7,7 @@ markers and colours, noise lines including benign words such as "error" in test
 names, a few 100-450 KB single lines, and a handful of real failures) in
 bench/out/, then times, as whole processes and one run each:
 
-* our extractor: `python -m bot.evidence.cli extract FILE --format json`;
+* our extractor: `python -m bot.cli.logs extract FILE --format json`;
 * `grep -E -n -f PATTERNS FILE` with the catalog's regexes exported to ERE, under
   the environment's locale and under LC_ALL=C.
 
@@ -250,7 +250,7 @@ def main() -> int:
     pattern_file.write_text("\n".join(grep_patterns()) + "\n", encoding="utf-8")
     ignore = load_catalog().ignore
 
-    ours_cmd = [sys.executable, "-m", "bot.evidence.cli", "extract", str(log), "--format", "json"]
+    ours_cmd = [sys.executable, "-m", "bot.cli.logs", "extract", str(log), "--format", "json"]
     grep_cmd = ["grep", "-E", "-n", "-f", str(pattern_file), str(log)]
     # Warm the page cache so that every tool reads from memory.
     subprocess.run(["cat", str(log)], stdout=subprocess.DEVNULL, check=True)

@@ -7,8 +7,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from bot.findings import Finding, Severity
-from bot.snapshot import ChangedFile, DiffLine, PullRequestSnapshot
+from bot.core.findings import Finding, Severity
+from bot.core.snapshot import ChangedFile, DiffLine, PullRequestSnapshot
 from rules.base import Rule, RuleContext
 from rules.support.allocconf import OPTIONS, check_value
 from rules.support.explain import comment_text, description_explains

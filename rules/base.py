@@ -1,38 +1,21 @@
-"""What every rule is: an id, a default severity, documentation, and a pure `check`."""
+"""Authoring helpers for rules: the base class with docs and `finding()`.
+
+`RuleContext` (re-exported here for rule modules) and the engine's `Rule` protocol
+live in `bot.core.rule`.
+"""
 
 from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
-from bot.config import Config
-from bot.findings import Evidence, Finding, Severity
-from bot.snapshot import ChangedFile, PullRequestSnapshot
+from bot.core.findings import Evidence, Finding, Severity
+from bot.core.rule import RuleContext
+from bot.core.snapshot import ChangedFile
 
-
-@dataclass(frozen=True)
-class RuleContext:
-    """Everything a rule may look at. There is deliberately no way to do I/O from here."""
-
-    snapshot: PullRequestSnapshot
-    config: Config
-    rule_id: str
-    options: Mapping[str, Any]
-
-    def files(self, *surfaces: str) -> Iterator[ChangedFile]:
-        """Changed files that still exist at head, optionally limited to some surfaces."""
-        for changed in self.snapshot.files:
-            if changed.status == "removed" or changed.binary or changed.surface is None:
-                continue
-            if surfaces and changed.surface not in surfaces:
-                continue
-            yield changed
-
-    def option(self, name: str) -> Any:
-        return self.options[name]
+__all__ = ["Rule", "RuleContext"]
 
 
 class Rule:

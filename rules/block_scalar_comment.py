@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 
-from bot.findings import Finding, Severity
-from bot.snapshot import ChangedFile
+from bot.core.findings import Finding, Severity
+from bot.core.snapshot import ChangedFile
 from rules.base import Rule, RuleContext
 from rules.support.yaml_lines import ITEM, BlockScalar, indent_of
 from rules.support.yamlscan import YamlView, is_yaml, view

@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable
 from pathlib import PurePosixPath
 
-from bot.findings import Finding, Severity
+from bot.core.findings import Finding, Severity
 from rules.base import Rule, RuleContext
 from rules.support.ci_fix import ci_fix_phrase
 from rules.support.references import dedup_evidence

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from bot.findings import Finding, Severity
+from bot.core.findings import Finding, Severity
 from rules.base import Rule, RuleContext
 from rules.support.ci_fix import ci_fix_phrase
 from rules.support.failure_evidence import failure_evidence, stress_statistics

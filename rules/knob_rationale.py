@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Iterator
 
-from bot.findings import Finding, Severity
-from bot.snapshot import ChangedFile, Hunk
+from bot.core.findings import Finding, Severity
+from bot.core.snapshot import ChangedFile, Hunk
 from rules.base import Rule, RuleContext
 from rules.support.explain import comment_text
 from rules.support.knob_changes import Change, hunk_changes, new_unit_lines

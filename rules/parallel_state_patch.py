@@ -7,8 +7,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from bot.findings import Finding, Severity
-from bot.snapshot import ChangedFile
+from bot.core.findings import Finding, Severity
+from bot.core.snapshot import ChangedFile
 from rules.base import Rule, RuleContext
 
 _TRIGGERS = ("parallel_state", "get_parallel", "_group", "Mock", "SimpleNamespace",

@@ -6,8 +6,8 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from bot.findings import Finding, Severity
-from bot.snapshot import ChangedFile
+from bot.core.findings import Finding, Severity
+from bot.core.snapshot import ChangedFile
 from rules.base import Rule, RuleContext
 from rules.support.yaml_lines import ITEM, YamlLine
 from rules.support.yamlscan import YamlView, is_yaml, view

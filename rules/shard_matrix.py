@@ -8,8 +8,8 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 
-from bot.findings import Finding, Severity
-from bot.snapshot import ChangedFile, Hunk
+from bot.core.findings import Finding, Severity
+from bot.core.snapshot import ChangedFile, Hunk
 from rules.base import Rule, RuleContext
 from rules.support.hunk_sides import MAX_LINE, SideLine, side_contains, sides
 from rules.support.knob_changes import hunk_changes

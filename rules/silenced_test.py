@@ -6,8 +6,8 @@ import dataclasses
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 
-from bot.findings import Finding, Severity
-from bot.snapshot import ChangedFile
+from bot.core.findings import Finding, Severity
+from bot.core.snapshot import ChangedFile
 from rules.base import Rule, RuleContext
 from rules.support.known_lines import MAX_LINE
 from rules.support.references import DescriptionLinks, issue_link

@@ -7,8 +7,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from bot.findings import Finding, Severity
-from bot.snapshot import ChangedFile, Hunk
+from bot.core.findings import Finding, Severity
+from bot.core.snapshot import ChangedFile, Hunk
 from rules.base import Rule, RuleContext
 from rules.support.hunk_sides import MAX_LINE, SideLine, side_text, sides
 from rules.support.knob_changes import hunk_changes, new_unit_lines

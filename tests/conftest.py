@@ -7,7 +7,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, settings
 
-from bot.snapshot import PullRequestSnapshot
+from bot.core.snapshot import PullRequestSnapshot
 from bot.sources.prjson import snapshot_from_pr_data
 
 # No per-example deadline anywhere: a shared, loaded CI machine must not turn a slow

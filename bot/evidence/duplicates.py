@@ -19,13 +19,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from bot.core.findings import Evidence
+from bot.core.report import Report
+from bot.core.snapshot import PullRequestSnapshot
 from bot.evidence.needles import NeedleKind, boundary_pattern, needles_for
 from bot.evidence.records import from_text
-from bot.findings import Evidence
 from bot.github.calls import ApiCall, Flow, repo_path
 from bot.render import mdsafe
-from bot.report import Report
-from bot.snapshot import PullRequestSnapshot
 
 SECTION_TITLE = "Possible duplicate work"
 DEDUP_RULE = "dedup-note"

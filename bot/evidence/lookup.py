@@ -11,12 +11,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 
+from bot.core.report import Report
+from bot.core.snapshot import PullRequestSnapshot
 from bot.evidence.needles import needles_for
 from bot.evidence.records import FAILED, FailureIndex, JobQuery, JobRecord
 from bot.evidence.relevance import DEFAULT_WINDOW_DAYS, MAX_RELATED, Relevance, find_related
 from bot.evidence.section import DEFAULT_BUDGET, attach
-from bot.report import Report
-from bot.snapshot import PullRequestSnapshot
 
 MAX_CANDIDATES = 1000
 MAX_COMPARISON = 5000

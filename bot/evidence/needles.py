@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import PurePosixPath
 
-from bot.snapshot import ChangedFile, PullRequestSnapshot
+from bot.core.snapshot import ChangedFile, PullRequestSnapshot
 
 MAX_NEEDLES = 60
 _MIN_STEM = 6

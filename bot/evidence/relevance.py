@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 
+from bot.core.snapshot import PullRequestSnapshot
 from bot.evidence.needles import (
     Needle,
     NeedleKind,
@@ -30,7 +31,6 @@ from bot.evidence.needles import (
     normalize_label,
 )
 from bot.evidence.records import PASSED, Coverage, JobRecord
-from bot.snapshot import PullRequestSnapshot
 
 DEFAULT_WINDOW_DAYS = 14
 MAX_RELATED = 25

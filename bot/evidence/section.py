@@ -12,12 +12,12 @@ import hashlib
 from datetime import datetime
 from urllib.parse import quote, urlsplit
 
+from bot.core.findings import Evidence
+from bot.core.report import Report
 from bot.evidence.needles import NeedleKind
 from bot.evidence.records import JobRecord
 from bot.evidence.relevance import Classification, Match, RelatedFailure, Relevance, format_age
-from bot.findings import Evidence
 from bot.render import mdsafe
-from bot.report import Report
 
 SECTION_TITLE = "Prior failing runs"
 HEADING = f"### {SECTION_TITLE}"

@@ -27,7 +27,7 @@ from bot.github.calls import DEFAULT_API_URL, ApiCall, ApiResult, CallCounter, F
 from bot.github.retry import RetryPolicy, decide
 
 if TYPE_CHECKING:
-    from bot.metrics import Metrics
+    from bot.app.metrics import Metrics
 
 T = TypeVar("T")
 OnCall = Callable[[str, int, int | None], None]  # operation, status (0: no answer), remaining

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.snapshot import Hunk, LineKind
+from bot.core.snapshot import Hunk, LineKind
 
 
 def _whole_side(hunks: Sequence[Hunk], kind: LineKind) -> str | None:

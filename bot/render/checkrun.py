@@ -6,10 +6,9 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
-from bot.engine import Waiver
-from bot.findings import Finding, Severity
+from bot.core.findings import Finding, Severity
+from bot.core.report import Report, Waiver
 from bot.render import markdown, mdsafe
-from bot.report import Report
 
 CHECK_NAME = "CI stability review"
 SUMMARY_LIMIT = 65_535  # GitHub rejects a longer output.summary

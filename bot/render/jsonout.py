@@ -6,8 +6,8 @@ import json
 from typing import Any
 
 import bot
-from bot.findings import Finding
-from bot.report import Report
+from bot.core.findings import Finding
+from bot.core.report import Report
 
 SCHEMA_VERSION = 1
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import bot
-from bot.findings import Finding, Severity
+from bot.core.findings import Finding, Severity
+from bot.core.report import Report
 from bot.render import mdsafe
-from bot.report import Report
 
 SUMMARY_MARKER = "<!-- ci-stability:summary -->"
 COMMENT_LIMIT = 60_000  # GitHub refuses comment bodies over 65,536 characters

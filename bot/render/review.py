@@ -6,11 +6,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from bot.findings import Finding, Severity
+from bot.core.findings import Finding, Severity
+from bot.core.report import Report
+from bot.core.snapshot import ChangedFile, Hunk, PullRequestSnapshot
 from bot.render import mdsafe
 from bot.render.markdown import fingerprint_marker
-from bot.report import Report
-from bot.snapshot import ChangedFile, Hunk, PullRequestSnapshot
 
 MAX_COMMENTS = 30  # GitHub documents no limit, but large reviews get refused as spam
 REVIEW_MARKER = "<!-- ci-stability:review -->"

@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from typing import Any
 
 import bot
-from bot.findings import Severity
-from bot.report import Report
+from bot.core.findings import Severity
+from bot.core.report import Report
 from rules.base import Rule
 
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTICE: "note"}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.report import Report
+from bot.core.report import Report
 
 
 def _location(path: str | None, line: int | None) -> str:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bot.findings import Severity
-from bot.report import Report
+from bot.core.findings import Severity
+from bot.core.report import Report
 
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTICE: "notice"}
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import difflib
 
-from bot.diff import FilePatch, parse_file_patch
-from bot.snapshot import ChangedFile
+from bot.core.diff import FilePatch, parse_file_patch
+from bot.core.snapshot import ChangedFile
 
 # Texts above this size are dropped (rules fall back to the patch) so a huge
 # generated file cannot make the review slow or memory-hungry.

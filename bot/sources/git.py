@@ -7,8 +7,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from pathlib import Path
 
-from bot.diff import parse_unified_diff
-from bot.snapshot import PullRequestSnapshot
+from bot.core.diff import parse_unified_diff
+from bot.core.snapshot import PullRequestSnapshot
 from bot.sources import SourceError
 from bot.sources.files import MAX_TEXT_BYTES, decode_text, from_patch
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from email.header import decode_header, make_header
 
-from bot.diff import parse_unified_diff
-from bot.snapshot import PullRequestSnapshot
+from bot.core.diff import parse_unified_diff
+from bot.core.snapshot import PullRequestSnapshot
 from bot.sources.files import decode_text, from_patch
 
 MAX_PATCH_BYTES = 512 * 1024 * 1024

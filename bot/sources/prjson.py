@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from bot.snapshot import ChangedFile, PullRequestSnapshot
+from bot.core.snapshot import ChangedFile, PullRequestSnapshot
 from bot.sources import SourceError
 from bot.sources.files import from_github_entry
 

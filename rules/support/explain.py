@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from bot.snapshot import ChangedFile
+from bot.core.snapshot import ChangedFile
 
 # A `#` comment: a whole-line comment or a trailing one after whitespace. Not a `#`
 # inside a URL fragment or a string like "a#b".

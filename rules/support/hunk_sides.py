@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TypeVar, cast
 
-from bot.snapshot import ChangedFile, Hunk, LineKind
+from bot.core.snapshot import ChangedFile, Hunk, LineKind
 
 # (line number on this side, text, whether the line is added/removed rather than context)
 SideLine = tuple[int, str, bool]

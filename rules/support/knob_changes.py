@@ -12,7 +12,7 @@ from itertools import accumulate
 from operator import itemgetter
 from typing import NamedTuple, cast
 
-from bot.snapshot import ChangedFile, Hunk, LineKind
+from bot.core.snapshot import ChangedFile, Hunk, LineKind
 from rules.support.hunk_sides import memoized, sides
 from rules.support.knob_names import KnobFilter
 from rules.support.knob_values import same_value

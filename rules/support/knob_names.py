@@ -10,7 +10,7 @@ import re
 from collections.abc import Container, Sequence
 from functools import lru_cache
 
-from bot.globs import compile_glob
+from bot.core.globs import compile_glob
 
 _NAME_TOKEN_RE = re.compile(r"[A-Za-z][\w-]*")
 _WORD_NAME_RE = re.compile(r"[a-z][a-z0-9-]*")

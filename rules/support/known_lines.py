@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from bot.snapshot import ChangedFile
+from bot.core.snapshot import ChangedFile
 
 MAX_LINE = 4000  # characters of one line that are looked at
 _SCAN = 300  # lines a structure lookup walks back before giving up

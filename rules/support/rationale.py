@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from bot.snapshot import ChangedFile
+from bot.core.snapshot import ChangedFile
 from rules.support.explain import comment_text, description_explains
 from rules.support.hunk_sides import MAX_LINE, memoized
 from rules.support.yamlscan import is_yaml, view

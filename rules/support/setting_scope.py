@@ -14,7 +14,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from bot.snapshot import ChangedFile
+from bot.core.snapshot import ChangedFile
 from rules.support.known_lines import indent_width
 from rules.support.yaml_lines import ITEM, YamlLine, unquote
 from rules.support.yamlscan import YamlView, is_yaml, view

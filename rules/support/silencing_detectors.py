@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import islice
 
-from bot.snapshot import ChangedFile
+from bot.core.snapshot import ChangedFile
 from rules.support.known_lines import YAML_KEY_RE, KnownLines, indent_width, uncomment
 
 _NOT_RUN = "so the test no longer runs in CI"

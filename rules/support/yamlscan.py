@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import cast
 
-from bot.snapshot import ChangedFile
+from bot.core.snapshot import ChangedFile
 from rules.support.yaml_lines import YamlLine
 from rules.support.yaml_scanner import scan
 

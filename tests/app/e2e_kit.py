@@ -15,12 +15,12 @@ from typing import Any
 import aiohttp
 from aiohttp.test_utils import TestServer
 
-from bot.app import AppHandler, build_handler
-from bot.metrics import Metrics
-from bot.queue import Worker, exponential_backoff
-from bot.settings import Settings
+from bot.app.compose import AppHandler, build_handler
+from bot.app.metrics import Metrics
+from bot.app.queue import Worker, exponential_backoff
+from bot.app.settings import Settings
+from bot.app.web import build_web_app
 from bot.store import SqliteStore, connect
-from bot.web import build_web_app
 from tests.app.helpers import SECRET, headers, payload, wait_until
 from tests.fakegithub import FakeGitHub
 from tests.github.kit import APP_ID, INSTALLATION, REPO, app_keys, new_fake

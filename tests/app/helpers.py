@@ -20,10 +20,10 @@ from aiohttp.test_utils import TestServer
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
-from bot.metrics import Metrics
-from bot.queue import Worker
+from bot.app.metrics import Metrics
+from bot.app.queue import Worker
+from bot.app.web import build_web_app
 from bot.store import SqliteStore, connect
-from bot.web import build_web_app
 
 WEBHOOKS = Path(__file__).resolve().parents[1] / "data" / "github" / "webhooks"
 SECRET = "test-webhook-secret-0123"

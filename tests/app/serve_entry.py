@@ -12,10 +12,10 @@ import asyncio
 import os
 import sys
 
-from bot.cli_serve import main
-from bot.metrics import Metrics
-from bot.queue import Handler
-from bot.settings import Settings
+from bot.app.metrics import Metrics
+from bot.app.queue import Handler
+from bot.app.settings import Settings
+from bot.cli.serve import main
 from bot.store import Delivery, Store
 
 

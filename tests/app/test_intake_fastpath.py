@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.delivery_fields import (
+from bot.app.delivery_fields import (
     _top_level_repository,
     delivery_fields,
     scan_prefix,

@@ -9,10 +9,10 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
+from bot.app.jsonlog import JsonFormatter
+from bot.app.metrics import Metrics
+from bot.app.queue import Worker, exponential_backoff
 from bot.errors import PermanentError, RetryableError
-from bot.jsonlog import JsonFormatter
-from bot.metrics import Metrics
-from bot.queue import Worker, exponential_backoff
 from bot.store import Delivery, SqliteStore, connect
 from tests.app.helpers import FakeClock, payload_bytes, wait_until
 

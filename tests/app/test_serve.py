@@ -91,7 +91,7 @@ def journal(tmp_path: Path) -> list[str]:
 def test_bad_settings_exit_2_with_every_problem_and_no_traceback(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "CI_STAB"))}
     env.update({"GITHUB_APP_ID": "twelve", "PORT": "0", "PYTHONPATH": str(ROOT)})
-    done = subprocess.run([sys.executable, "-m", "bot.cli_serve"], env=env, cwd=ROOT,
+    done = subprocess.run([sys.executable, "-m", "bot.cli.serve"], env=env, cwd=ROOT,
                           capture_output=True, text=True, timeout=TIMEOUT)
     assert done.returncode == 2
     for name in ("GITHUB_APP_ID", "GITHUB_PRIVATE_KEY", "GITHUB_WEBHOOK_SECRET", "PORT"):

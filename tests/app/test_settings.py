@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.settings import Settings, SettingsError
+from bot.app.settings import Settings, SettingsError
 from tests.app.helpers import ec_pem, rsa_pem
 
 SECRET = "whsec-do-not-print-me"

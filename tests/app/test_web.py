@@ -14,9 +14,9 @@ from urllib.parse import quote
 
 import pytest
 
-from bot.jsonlog import JsonFormatter
+from bot.app.jsonlog import JsonFormatter
+from bot.app.web import accepts_default, signature_for, signature_ok
 from bot.store import Delivery
-from bot.web import accepts_default, signature_for, signature_ok
 from tests.app.helpers import SECRET, FakeClock, headers, live_app, payload_bytes, wait_until
 
 LIMITS_SECRET = "It's a Secret to Everybody"

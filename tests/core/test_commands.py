@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from bot.commands import parse_commands
+from bot.app.commands import parse_commands
 from rules import RULES_BY_ID
 
 

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.config import ConfigError, parse_config
-from bot.findings import Severity
+from bot.core.config import ConfigError, parse_config
+from bot.core.findings import Severity
 from rules import option_specs
 
 SPECS = option_specs()

@@ -3,8 +3,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.diff import parse_file_patch, parse_unified_diff
-from bot.snapshot import LineKind
+from bot.core.diff import parse_file_patch, parse_unified_diff
+from bot.core.snapshot import LineKind
 
 GIT_DIFF = """\
 diff --git a/tests/evals/gsm8k/configs/A.yaml b/tests/evals/gsm8k/configs/A.yaml

@@ -13,7 +13,7 @@ from itertools import chain
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.diff import (
+from bot.core.diff import (
     _HUNK_RE,
     _body_end,
     _body_fast,
@@ -21,7 +21,7 @@ from bot.diff import (
     _split_files,
     parse_hunks,
 )
-from bot.snapshot import Hunk
+from bot.core.snapshot import Hunk
 
 _BODY_LINE = st.one_of(
     st.sampled_from(["+", "-", " ", "+a", "-b", " c", "", "\\ No newline at end of file",

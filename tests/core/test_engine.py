@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from bot.config import Config, parse_config
-from bot.engine import Waiver, review
-from bot.findings import Finding, Severity
+from bot.core.config import Config, parse_config
+from bot.core.engine import review
+from bot.core.findings import Finding, Severity
+from bot.core.report import Waiver
 from rules import option_specs
 from rules.base import Rule, RuleContext
 from tests.conftest import make_snapshot

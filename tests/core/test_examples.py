@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import Config
-from bot.engine import review
+from bot.core.config import Config
+from bot.core.engine import review
 from bot.sources.prjson import snapshot_from_pr_json
 from rules import ALL_RULES
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bot.config import Config
-from bot.engine import review
+from bot.core.config import Config
+from bot.core.engine import review
 from rules import ALL_RULES
 from tests.conftest import make_snapshot
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.cli_rules import rule_table_markdown
+from bot.cli.rules import rule_table_markdown
 from rules import ALL_RULES
 
 README = Path(__file__).resolve().parents[2] / "README.md"

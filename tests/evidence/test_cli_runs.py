@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.evidence.cli_runs import main
+from bot.cli.runs import main
 from bot.evidence.index import JobQuery, SqliteFailureIndex
 from tests.evidence.factories import GLM_CONFIG, NOW, ci_log, job, pcp_oom_log
 from tests.fakebuildkite import FakeBuildkite, make_build, make_job

@@ -10,6 +10,9 @@ from datetime import timedelta
 
 import aiohttp
 
+from bot.core.findings import Finding, Severity
+from bot.core.report import Report
+from bot.core.snapshot import PullRequestSnapshot
 from bot.evidence.duplicates import (
     DuplicateReport,
     FilesCache,
@@ -19,10 +22,7 @@ from bot.evidence.duplicates import (
     find_duplicates,
     mentioned_numbers,
 )
-from bot.findings import Finding, Severity
 from bot.github.drive_async import AsyncDriver
-from bot.report import Report
-from bot.snapshot import PullRequestSnapshot
 from tests.conftest import make_snapshot
 from tests.evidence.factories import GLM_CONFIG, NOW
 from tests.fakegithub import FakeGitHub, PullFile

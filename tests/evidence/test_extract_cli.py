@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.evidence.cli import main
+from bot.cli.logs import main
 
 LOGS = Path(__file__).resolve().parent.parent / "data" / "ci-logs"
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -102,7 +102,7 @@ def test_unreadable_input(target: str, tmp_path: Path, capsys: pytest.CaptureFix
 
 def test_runs_as_a_module() -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "bot.evidence.cli", "extract", str(OOM_LOG), "--format", "json"],
+        [sys.executable, "-m", "bot.cli.logs", "extract", str(OOM_LOG), "--format", "json"],
         capture_output=True, text=True, cwd=ROOT, check=False,
     )
     assert proc.returncode == 0, proc.stderr

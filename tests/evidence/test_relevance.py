@@ -7,11 +7,11 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from bot.core.snapshot import PullRequestSnapshot
 from bot.evidence.index import Coverage, JobRecord, SqliteFailureIndex
 from bot.evidence.lookup import prior_failing_runs
 from bot.evidence.needles import NeedleKind, needles_for
 from bot.evidence.relevance import Classification, describe_freshness, find_related
-from bot.snapshot import PullRequestSnapshot
 from tests.conftest import make_snapshot
 from tests.evidence.factories import GLM_CONFIG, NOW, ci_log, job, pcp_oom_log
 

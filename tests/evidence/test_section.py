@@ -5,6 +5,9 @@ from __future__ import annotations
 import dataclasses
 import re
 
+from bot.core.findings import Evidence, Finding, Severity
+from bot.core.report import Report
+from bot.core.snapshot import PullRequestSnapshot
 from bot.evidence.index import Coverage
 from bot.evidence.relevance import find_related
 from bot.evidence.section import (
@@ -16,9 +19,6 @@ from bot.evidence.section import (
     runs_reply,
     safe_url,
 )
-from bot.findings import Evidence, Finding, Severity
-from bot.report import Report
-from bot.snapshot import PullRequestSnapshot
 from tests.conftest import make_snapshot
 from tests.evidence.factories import GLM_CONFIG, NOW, job, pcp_oom_log
 

@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import aiohttp
 from gidgethub.aiohttp import GitHubAPI
 
-from bot.findings import Finding, Severity
+from bot.core.findings import Finding, Severity
 from bot.github.auth import AppAuth
 from bot.github.calls import CallCounter, Flow
 from bot.github.drive_async import AsyncDriver, OnCall

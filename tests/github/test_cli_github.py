@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from bot.cli_github import main, parse_target
+from bot.cli.review_github import main, parse_target
 from bot.github.drive_sync import SyncDriver, github_retry
-from bot.github.review_flow import ReviewRequest, review_pull_request
+from bot.github.review import ReviewRequest, review_pull_request
 from bot.render.markdown import SUMMARY_MARKER
 from tests.fakegithub import FakeGitHub, running_fake_github
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.github.publish_flow import fail_check
-from bot.github.review_flow import ReviewOutcome, ReviewRequest, review_pull_request
+from bot.github.publish import fail_check
+from bot.github.review import ReviewOutcome, ReviewRequest, review_pull_request
 from bot.render.checkrun import CHECK_NAME
 from bot.render.markdown import SUMMARY_MARKER
 from tests.fakegithub import FakeGitHub

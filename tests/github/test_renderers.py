@@ -7,9 +7,10 @@ import dataclasses
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.diff import parse_file_patch
-from bot.engine import Waiver
-from bot.findings import Finding, Severity
+from bot.core.diff import parse_file_patch
+from bot.core.findings import Finding, Severity
+from bot.core.report import Report, Waiver
+from bot.core.snapshot import PullRequestSnapshot
 from bot.github.patch_texts import added_text, base_from_head, removed_text
 from bot.github.pr_state import fingerprints_in
 from bot.render.checkrun import (
@@ -21,8 +22,6 @@ from bot.render.checkrun import (
     waivers_markdown,
 )
 from bot.render.review import review_comments
-from bot.report import Report
-from bot.snapshot import PullRequestSnapshot
 from bot.sources.files import from_github_entry, synthesize_patch
 
 BASE = "".join(f"line {i}\n" for i in range(1, 41))

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bot.github.snapshot_flow import fetch_config, fetch_snapshot
-from bot.surfaces import classify, surface_table
+from bot.core.surfaces import classify, surface_table
+from bot.github.pull import fetch_config, fetch_snapshot
 from tests.fakegithub import PullFile
 
 from .kit import NAME, OWNER, REPO, app_side, file_entry, new_fake, push, run, workflow

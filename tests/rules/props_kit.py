@@ -13,8 +13,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.config import Config
-from bot.engine import classify_snapshot
+from bot.core.config import Config
+from bot.core.engine import classify_snapshot
 from rules.base import Rule, RuleContext
 from tests.conftest import make_snapshot
 

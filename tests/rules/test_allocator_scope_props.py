@@ -7,8 +7,8 @@ import time
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.config import Config
-from bot.engine import classify_snapshot
+from bot.core.config import Config
+from bot.core.engine import classify_snapshot
 from rules.allocator_scope import AllocatorScope
 from rules.base import RuleContext
 from tests.conftest import make_snapshot

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.config import Config
-from bot.engine import classify_snapshot
+from bot.core.config import Config
+from bot.core.engine import classify_snapshot
 from rules.base import RuleContext
 from rules.failing_run_link import FailingRunLink
 from tests.conftest import make_snapshot

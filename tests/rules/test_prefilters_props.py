@@ -10,9 +10,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.config import Config
-from bot.engine import classify_snapshot
-from bot.snapshot import ChangedFile
+from bot.core.config import Config
+from bot.core.engine import classify_snapshot
+from bot.core.snapshot import ChangedFile
 from rules.block_scalar_comment import BlockScalarComment, _norm
 from rules.parallel_state_patch import _TRIGGERS
 from rules.runtime_download import _FETCH_WORDS, RuntimeDownload

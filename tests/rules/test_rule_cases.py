@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 import yaml
 
-from bot.config import Config, parse_config
-from bot.engine import review
+from bot.core.config import Config, parse_config
+from bot.core.engine import review
 from rules import ALL_RULES, RULES_BY_ID, option_specs
 from tests.conftest import make_snapshot
 

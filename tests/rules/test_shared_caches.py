@@ -14,8 +14,8 @@ import dataclasses
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.config import Config
-from bot.snapshot import ChangedFile, DiffLine, Hunk, LineKind
+from bot.core.config import Config
+from bot.core.snapshot import ChangedFile, DiffLine, Hunk, LineKind
 from rules.support import hunk_sides, knob_changes, knob_names, knob_options, knobs
 from rules.support.yaml_scanner import scan
 from rules.support.yamlscan import fresh_view, view

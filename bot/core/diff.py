@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from itertools import chain, count, repeat
 from operator import itemgetter
 
-from bot.snapshot import DiffLine, Hunk, LineKind
+from bot.core.snapshot import DiffLine, Hunk, LineKind
 
 _HUNK_RE = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@ ?(.*)$")
 _DIFF_GIT_RE = re.compile(r'^diff --git (?:"?a/)(.+?)"? (?:"?b/)(.+?)"?$')

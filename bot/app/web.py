@@ -26,10 +26,10 @@ from urllib.parse import parse_qs
 
 from aiohttp import web
 
-from bot.delivery_fields import DeliveryFields, delivery_fields, scan_prefix, scan_pull_request
-from bot.metrics import CONTENT_TYPE, Metrics
-from bot.queue import Worker
-from bot.settings import Settings
+from bot.app.delivery_fields import DeliveryFields, delivery_fields, scan_prefix, scan_pull_request
+from bot.app.metrics import CONTENT_TYPE, Metrics
+from bot.app.queue import Worker
+from bot.app.settings import Settings
 from bot.store import GroupCommitter, NewDelivery, Store
 
 log = logging.getLogger("bot.web")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from bot.snapshot import ChangedFile, LineKind, PullRequestSnapshot
+from bot.core.snapshot import ChangedFile, LineKind, PullRequestSnapshot
 
 _SUPPRESSION_RE = re.compile(r"#\s*ci-stability:\s*ignore\[([^\]\n]*)\][ \t]*(.*)$")
 _REASON_LEAD = " \t-:–—"

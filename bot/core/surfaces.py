@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from bot.globs import glob_match
+from bot.core.globs import glob_match
 
 # Ordered most specific first: the first surface whose globs match wins.
 DEFAULT_SURFACES: dict[str, tuple[str, ...]] = {

@@ -15,17 +15,17 @@ from dataclasses import dataclass
 from typing import Any
 
 import bot
-from bot.config import CONFIG_PATH, Config, ConfigError, parse_config
-from bot.engine import Waiver, review
+from bot.core.config import CONFIG_PATH, Config, ConfigError, parse_config
+from bot.core.engine import review
+from bot.core.report import FileError, Report, Waiver
+from bot.core.snapshot import PullRequestSnapshot
+from bot.core.surfaces import classify, surface_table
 from bot.github.calls import Flow
 from bot.github.pr_state import PrState
-from bot.github.publish_flow import known_state, publish, start_check
-from bot.github.snapshot_flow import fetch_config, fetch_snapshot, get_pull
+from bot.github.publish import known_state, publish, start_check
+from bot.github.pull import fetch_config, fetch_snapshot, get_pull
 from bot.render.review import MAX_COMMENTS
-from bot.report import FileError, Report
-from bot.snapshot import PullRequestSnapshot
 from bot.sources.files import MAX_TEXT_BYTES
-from bot.surfaces import classify, surface_table
 from rules.base import Rule
 
 Decorate = Callable[[Report, PullRequestSnapshot], Report]

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from bot.config import CONFIG_PATH, ConfigError, parse_config
+from bot.core.config import CONFIG_PATH, ConfigError, parse_config
 from rules import option_specs
 
 

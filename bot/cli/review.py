@@ -7,11 +7,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from bot.config import CONFIG_PATH, Config, ConfigError, parse_config
-from bot.findings import Severity
+from bot.core.config import CONFIG_PATH, Config, ConfigError, parse_config
+from bot.core.findings import Severity
+from bot.core.report import Report
+from bot.core.snapshot import PullRequestSnapshot
 from bot.render import FORMATS
-from bot.report import Report
-from bot.snapshot import PullRequestSnapshot
 from bot.sources import SourceError
 from rules.base import Rule
 
@@ -31,7 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     source.add_argument("--patch", metavar="FILE", help="unified diff file, or - for stdin")
     source.add_argument("--git", metavar="BASE..HEAD", help="a range in a local checkout")
     source.add_argument("--pr", metavar="FILE", help="PR JSON (GitHub PR + files shapes)")
-    from bot.cli_github import add_arguments as add_github_arguments
+    from bot.cli.review_github import add_arguments as add_github_arguments
 
     add_github_arguments(parser, source)
     parser.add_argument("--repo", metavar="DIR", default=".", help="checkout for --git")
@@ -91,8 +91,8 @@ def _snapshot(args: argparse.Namespace, config: Config) -> PullRequestSnapshot:
 
         snapshot = snapshot_from_patch(_read(args.patch))
     elif args.git:
+        from bot.core.surfaces import classify, surface_table
         from bot.sources.git import snapshot_from_git
-        from bot.surfaces import classify, surface_table
 
         table = surface_table(config.surfaces)
         snapshot = snapshot_from_git(
@@ -127,7 +127,7 @@ def _with_evidence(report: Report, snapshot: PullRequestSnapshot, path: str,
     """The "Prior failing runs" section, offline, from an index file."""
     from datetime import UTC, datetime
 
-    from bot.engine import classify_snapshot
+    from bot.core.engine import classify_snapshot
     from bot.evidence.index import FailureIndexError, SqliteFailureIndex
     from bot.evidence.lookup import evidence_decorator
 
@@ -184,10 +184,10 @@ def main(argv: Sequence[str]) -> int:
     except SystemExit as exc:
         return 0 if exc.code == 0 else 2
     if args.github:
-        from bot.cli_github import run as run_github
+        from bot.cli.review_github import run as run_github
 
         return run_github(args)
-    from bot.engine import review
+    from bot.core.engine import review
 
     try:
         config = _load_config(args)

@@ -139,7 +139,7 @@ def main(argv: Sequence[str]) -> int:
         return EXIT_USAGE
 
 
-if __name__ == "__main__":  # `python -m bot.evidence.cli extract FILE`
+if __name__ == "__main__":  # `python -m bot.cli.logs extract FILE`
     try:
         sys.exit(main(sys.argv[1:]))
     except BrokenPipeError:  # `… | head`: the reader is gone, which is fine

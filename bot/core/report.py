@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from bot.findings import Finding, Severity
+from bot.core.findings import Finding, Severity
+from bot.core.globs import glob_match
 
 
 @dataclass(frozen=True)
@@ -58,3 +59,21 @@ class Report:
 
     def worst(self) -> Severity | None:
         return max((f.severity for f in self.findings), default=None)
+
+
+@dataclass(frozen=True)
+class Waiver:
+    """A maintainer's `/stability ignore` decision, recorded by the App."""
+
+    rule: str
+    path: str | None
+    reason: str
+    by: str
+    at: str  # ISO timestamp, supplied by the caller (the engine has no clock)
+
+    def covers(self, finding: Finding) -> bool:
+        if finding.rule != self.rule:
+            return False
+        return self.path is None or (
+            finding.path is not None and glob_match(self.path, finding.path)
+        )

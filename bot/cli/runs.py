@@ -17,6 +17,7 @@ from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 from typing import Any, NoReturn, TextIO
 
+from bot.core.snapshot import ChangedFile, PullRequestSnapshot
 from bot.evidence.index import (
     FAILED,
     FailureIndexError,
@@ -27,7 +28,6 @@ from bot.evidence.index import (
 )
 from bot.evidence.needles import needles_for
 from bot.evidence.relevance import NeedleMatcher
-from bot.snapshot import ChangedFile, PullRequestSnapshot
 
 PROG = "ci-stability runs"
 EXIT_OK, EXIT_STOPPED, EXIT_USAGE = 0, 1, 2

@@ -15,14 +15,14 @@ from collections.abc import Sequence
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
 COMMANDS: dict[str, tuple[str, str]] = {
-    "review": ("bot.cli_review", "review a pull request (patch, git range, PR JSON, GitHub)"),
-    "rules": ("bot.cli_rules", "list the rule registry"),
-    "explain": ("bot.cli_rules", "print a rule's documentation"),
-    "config": ("bot.cli_config", "validate a .github/ci-stability.yml (`config check FILE`)"),
-    "logs": ("bot.evidence.cli", "find the root-cause line of a CI log (`logs extract FILE`)"),
-    "runs": ("bot.evidence.cli_runs", "search or backfill the index of failing CI runs"),
-    "serve": ("bot.cli_serve", "run the GitHub App (webhooks, workers, /healthz, /metrics)"),
-    "replay": ("bot.cli_replay", "drive one webhook payload through the App pipeline"),
+    "review": ("bot.cli.review", "review a pull request (patch, git range, PR JSON, GitHub)"),
+    "rules": ("bot.cli.rules", "list the rule registry"),
+    "explain": ("bot.cli.rules", "print a rule's documentation"),
+    "config": ("bot.cli.config", "validate a .github/ci-stability.yml (`config check FILE`)"),
+    "logs": ("bot.cli.logs", "find the root-cause line of a CI log (`logs extract FILE`)"),
+    "runs": ("bot.cli.runs", "search or backfill the index of failing CI runs"),
+    "serve": ("bot.cli.serve", "run the GitHub App (webhooks, workers, /healthz, /metrics)"),
+    "replay": ("bot.cli.replay", "drive one webhook payload through the App pipeline"),
 }
 
 LONG_RUNNING = frozenset({"serve", "replay"})

@@ -16,14 +16,14 @@ import aiohttp
 from aiohttp import web
 from gidgethub.aiohttp import GitHubAPI
 
+from bot.app.metrics import Metrics
+from bot.app.routes import dispatch
+from bot.app.settings import Settings
 from bot.evidence.duplicates import FilesCache
 from bot.evidence.records import FailureIndex
 from bot.github.auth import AppAuth
 from bot.github.drive_async import DEFAULT_TIMEOUT, AsyncDriver, metrics_hook
 from bot.github.etag_cache import BoundedCache
-from bot.handlers import dispatch
-from bot.metrics import Metrics
-from bot.settings import Settings
 from bot.store import Delivery, Store
 
 log = logging.getLogger("bot.app")
@@ -87,9 +87,9 @@ def mount_extra_routes(app: web.Application, handler: AppHandler) -> None:
     """`POST /webhooks/buildkite` when a Buildkite webhook token is configured."""
     from datetime import UTC, datetime
 
+    from bot.app.evidence_hooks import failure_index
     from bot.evidence.buildkite import buildkite_webhook_handler
     from bot.evidence.buildkite_rest import BuildkiteClient
-    from bot.evidence_hooks import failure_index
 
     ctx = handler.context
     settings = ctx.settings

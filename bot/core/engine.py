@@ -7,37 +7,18 @@ import hashlib
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
-from bot.config import Config
-from bot.findings import Finding, Severity
-from bot.globs import glob_match
-from bot.report import FileError, Report, Suppressed
-from bot.snapshot import PullRequestSnapshot
-from bot.suppressions import Suppression, collect
-from bot.surfaces import classify, surface_table
-from rules.base import Rule, RuleContext
+from bot.core.config import Config
+from bot.core.findings import Finding, Severity
+from bot.core.globs import glob_match
+from bot.core.report import FileError, Report, Suppressed, Waiver
+from bot.core.rule import Rule, RuleContext
+from bot.core.snapshot import PullRequestSnapshot
+from bot.core.suppressions import Suppression, collect
+from bot.core.surfaces import classify, surface_table
 
 SUPPRESSION_RULE = "suppression"
 _SPACE_RE = re.compile(r"\s+")
-
-
-@dataclass(frozen=True)
-class Waiver:
-    """A maintainer's `/stability ignore` decision, recorded by the App."""
-
-    rule: str
-    path: str | None
-    reason: str
-    by: str
-    at: str  # ISO timestamp, supplied by the caller (the engine has no clock)
-
-    def covers(self, finding: Finding) -> bool:
-        if finding.rule != self.rule:
-            return False
-        return self.path is None or (
-            finding.path is not None and glob_match(self.path, finding.path)
-        )
 
 
 def classify_snapshot(snapshot: PullRequestSnapshot, config: Config) -> PullRequestSnapshot:

@@ -6,22 +6,22 @@ import logging
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from bot.config import ConfigError
-from bot.engine import Waiver
+from bot.core.config import ConfigError
+from bot.core.report import Waiver
 from bot.errors import PermanentError, RetryableError
 from bot.github.calls import GitHubError
-from bot.github.publish_flow import fail_check, start_check
-from bot.github.review_flow import (
+from bot.github.publish import fail_check, start_check
+from bot.github.pull import fetch_config, get_pull
+from bot.github.review import (
     ReviewRequest,
     inputs_digest,
     load_config,
     review_pull_request,
     unchanged,
 )
-from bot.github.snapshot_flow import fetch_config, get_pull
 
 if TYPE_CHECKING:
-    from bot.app import AppContext
+    from bot.app.compose import AppContext
     from bot.store import Store
 
 log = logging.getLogger("bot.review")
@@ -40,7 +40,7 @@ async def review_pull(
     ctx: AppContext, installation: int, owner: str, repo: str, number: int, *,
     force: bool = False, draft: bool = False, delivery_id: str = "",
 ) -> None:
-    from bot.evidence_hooks import duplicates_for, evidence_for
+    from bot.app.evidence_hooks import duplicates_for, evidence_for
     from rules import ALL_RULES
 
     full_name = f"{owner}/{repo}"

@@ -12,7 +12,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from bot.engine import Waiver
+from bot.core.report import Report, Waiver
+from bot.core.snapshot import PullRequestSnapshot
 from bot.github.calls import ApiCall, Flow, GitHubError, paginate, repo_path
 from bot.github.pr_state import CheckRef, Known, PrState, digest, fingerprints_in, visible
 from bot.render import jsonout, markdown, mdsafe
@@ -24,8 +25,6 @@ from bot.render.checkrun import (
     waivers_markdown,
 )
 from bot.render.review import MAX_COMMENTS, REVIEW_MARKER, review_comments
-from bot.report import Report
-from bot.snapshot import PullRequestSnapshot
 
 RESOLVED_SHOWN = 50
 CRASH_SUMMARY = (

@@ -1,6 +1,6 @@
 """`ci-stability review --github OWNER/REPO#N [--post]`: the App's review, from a shell.
 
-Fetches and publishes through the same flows as the App (bot.github.review_flow),
+Fetches and publishes through the same flows as the App (bot.github.review),
 driven synchronously by PyGithub. Needs GITHUB_TOKEN; GITHUB_API_URL points it at
 GitHub Enterprise Server (or a test server).
 """
@@ -101,10 +101,10 @@ def run(args: argparse.Namespace, driver: SyncDriver | None = None) -> int:
     `driver` replaces the default PyGithub driver (tests use one without PyGithub's
     pauses between requests).
     """
-    from bot.cli_review import UsageError as RulesUsageError
-    from bot.cli_review import exit_code, render, select_rules
+    from bot.cli.review import UsageError as RulesUsageError
+    from bot.cli.review import exit_code, render, select_rules
     from bot.github.drive_sync import SyncDriver
-    from bot.github.review_flow import ReviewRequest, review_pull_request
+    from bot.github.review import ReviewRequest, review_pull_request
 
     err = sys.stderr
     try:

@@ -13,9 +13,9 @@ from typing import Any
 
 import yaml
 
-from bot.findings import Severity
-from bot.globs import validate_glob
-from bot.surfaces import SURFACES
+from bot.core.findings import Severity
+from bot.core.globs import validate_glob
+from bot.core.surfaces import SURFACES
 
 CONFIG_PATH = ".github/ci-stability.yml"
 MAX_CONFIG_BYTES = 256 * 1024

@@ -7,11 +7,11 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from bot.report import Report
-from bot.snapshot import PullRequestSnapshot
+from bot.core.report import Report
+from bot.core.snapshot import PullRequestSnapshot
 
 if TYPE_CHECKING:
-    from bot.app import AppContext
+    from bot.app.compose import AppContext
     from bot.evidence.records import FailureIndex
     from bot.github.calls import Flow
 
@@ -87,7 +87,7 @@ async def runs_reply(ctx: AppContext, installation: int, owner: str, repo: str,
     """`/stability runs`: the same table the summary shows, from the PR's current files."""
     from bot.evidence.lookup import prior_failing_runs
     from bot.evidence.section import runs_reply as render_reply
-    from bot.github.snapshot_flow import fetch_snapshot
+    from bot.github.pull import fetch_snapshot
 
     driver = await ctx.driver(installation)
     snapshot = await driver.run(

@@ -28,10 +28,10 @@ import random
 import time
 from collections.abc import Awaitable, Callable
 
-from bot.delivery_fields import delivery_fields
+from bot.app.delivery_fields import delivery_fields
+from bot.app.jsonlog import log_context
+from bot.app.metrics import Metrics
 from bot.errors import PermanentError, RetryableError
-from bot.jsonlog import log_context
-from bot.metrics import Metrics
 from bot.store import Delivery, Store
 
 log = logging.getLogger("bot.queue")

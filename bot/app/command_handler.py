@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
-from bot.commands import (
+from bot.app.commands import (
     HELP,
     PREFIX,
     WRITE_PERMISSIONS,
@@ -17,11 +17,11 @@ from bot.commands import (
     parse_commands,
     refusal_for_permission,
 )
-from bot.github.conversation_flow import permission, react, reply
+from bot.github.conversation import permission, react, reply
 from bot.render import mdsafe
 
 if TYPE_CHECKING:
-    from bot.app import AppContext
+    from bot.app.compose import AppContext
     from bot.github.drive_async import AsyncDriver
 
 log = logging.getLogger("bot.commands")
@@ -65,7 +65,7 @@ async def handle_comment(ctx: AppContext, installation: int, payload: dict[str, 
         if text:
             replies.append(text)
     if rerun:
-        from bot.review_job import review_pull
+        from bot.app.review_job import review_pull
 
         await review_pull(ctx, installation, owner, repo, number, force=True)
     if replies:
@@ -88,7 +88,7 @@ async def _run_one(
     if command.name == "review":
         return "", True, True
     if command.name == "runs":
-        from bot.evidence_hooks import runs_reply
+        from bot.app.evidence_hooks import runs_reply
 
         return await runs_reply(ctx, installation, owner, repo, number), True, False
     level = await driver.run(permission(owner, repo, login))

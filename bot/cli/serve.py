@@ -1,6 +1,6 @@
 """`ci-stability serve`: run the GitHub App (webhook intake, workers, health, metrics).
 
-The event handling itself comes from `bot.app.build_handler(settings, store, metrics)`,
+The event handling itself comes from `bot.app.compose.build_handler(settings, store, metrics)`,
 which returns an async callable taking a `Delivery` (it may also be a coroutine
 function returning one; a returned object with `aclose()` is closed at shutdown).
 Until that module exists, deliveries are logged and completed so the server can be
@@ -23,12 +23,12 @@ from typing import Any
 
 from aiohttp import web
 
-from bot.jsonlog import configure_logging
-from bot.metrics import Metrics
-from bot.queue import Handler, Worker
-from bot.settings import Settings, SettingsError
+from bot.app.jsonlog import configure_logging
+from bot.app.metrics import Metrics
+from bot.app.queue import Handler, Worker
+from bot.app.settings import Settings, SettingsError
+from bot.app.web import build_web_app
 from bot.store import Delivery, Store, StoreError, connect
-from bot.web import build_web_app
 
 log = logging.getLogger("bot.serve")
 
@@ -125,9 +125,9 @@ def lean_log_records() -> None:
 
 def load_handler_factory() -> HandlerFactory:
     try:
-        module = importlib.import_module("bot.app")
+        module = importlib.import_module("bot.app.compose")
     except ModuleNotFoundError as exc:
-        if exc.name != "bot.app":
+        if exc.name != "bot.app.compose":
             raise
         return _placeholder_factory
     factory: HandlerFactory = module.build_handler
@@ -135,7 +135,7 @@ def load_handler_factory() -> HandlerFactory:
 
 
 def _placeholder_factory(settings: Settings, store: Store, metrics: Metrics) -> Handler:
-    log.warning("bot.app is missing: deliveries will be logged and completed, not reviewed")
+    log.warning("bot.app.compose is missing: deliveries will be logged and completed, not reviewed")
 
     async def handle(delivery: Delivery) -> None:
         log.info("delivery completed without a handler")

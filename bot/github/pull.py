@@ -13,11 +13,11 @@ from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
-from bot.config import CONFIG_PATH
-from bot.diff import parse_file_patch
+from bot.core.config import CONFIG_PATH
+from bot.core.diff import parse_file_patch
+from bot.core.snapshot import ChangedFile, PullRequestSnapshot
 from bot.github.calls import RAW_MEDIA, ApiCall, Flow, GitHubError, expect, paginate, repo_path
 from bot.github.patch_texts import added_text, base_from_head, removed_text
-from bot.snapshot import ChangedFile, PullRequestSnapshot
 from bot.sources.files import MAX_TEXT_BYTES, decode_text, from_github_entry
 
 MAX_LISTED_FILES = 3000  # GitHub's cap for pulls/list-files

@@ -17,8 +17,8 @@ import uuid
 from collections.abc import Sequence
 from pathlib import Path
 
+from bot.app.settings import Settings, SettingsError
 from bot.errors import PermanentError, RetryableError
-from bot.settings import Settings, SettingsError
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -30,8 +30,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 async def _replay(settings: Settings, event: str, body: bytes, delivery_id: str) -> str:
-    from bot.app import build_handler
-    from bot.metrics import Metrics
+    from bot.app.compose import build_handler
+    from bot.app.metrics import Metrics
     from bot.store import connect
 
     payload = json.loads(body)

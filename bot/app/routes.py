@@ -10,10 +10,10 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from bot.review_job import review_pull
+from bot.app.review_job import review_pull
 
 if TYPE_CHECKING:
-    from bot.app import AppContext
+    from bot.app.compose import AppContext
     from bot.store import Delivery
 
 log = logging.getLogger("bot.handlers")
@@ -82,7 +82,7 @@ async def _rerun_for(ctx: AppContext, delivery: Delivery, payload: dict[str, Any
 
 
 async def on_issue_comment(ctx: AppContext, delivery: Delivery, payload: dict[str, Any]) -> None:
-    from bot.command_handler import handle_comment
+    from bot.app.command_handler import handle_comment
 
     if payload.get("action") != "created" or not payload["issue"].get("pull_request"):
         return
@@ -98,7 +98,7 @@ async def on_installation(ctx: AppContext, delivery: Delivery, payload: dict[str
 
 
 async def on_workflow_job(ctx: AppContext, delivery: Delivery, payload: dict[str, Any]) -> None:
-    from bot.evidence_hooks import ingest_workflow_job
+    from bot.app.evidence_hooks import ingest_workflow_job
 
     if payload.get("action") != "completed":
         return
@@ -109,7 +109,7 @@ async def on_workflow_job(ctx: AppContext, delivery: Delivery, payload: dict[str
 
 
 async def on_workflow_run(ctx: AppContext, delivery: Delivery, payload: dict[str, Any]) -> None:
-    from bot.evidence_hooks import ingest_workflow_run
+    from bot.app.evidence_hooks import ingest_workflow_run
 
     if payload.get("action") == "completed":
         await ingest_workflow_run(ctx, payload)

@@ -1,0 +1,1 @@
+"""The GitHub App: everything `ci-stability serve` runs."""

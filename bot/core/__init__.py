@@ -1,0 +1,1 @@
+"""The sans-I/O kernel: snapshot in, report out. Imports nothing else of bot/ or rules/."""
