@@ -7,7 +7,7 @@ refusal gets a reply saying why. 👀 acknowledges, 🚀 or 😕 tells how it en
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from bot.app.commands import (
     HELP,
@@ -17,12 +17,13 @@ from bot.app.commands import (
     parse_commands,
     refusal_for_permission,
 )
+from bot.app.context import AppContext
+from bot.app.evidence_hooks import runs_reply
+from bot.app.review_job import review_pull
 from bot.github.conversation import permission, react, reply
+from bot.github.drive_async import AsyncDriver
 from bot.render import mdsafe
-
-if TYPE_CHECKING:
-    from bot.app.compose import AppContext
-    from bot.github.drive_async import AsyncDriver
+from rules import RULES_BY_ID
 
 log = logging.getLogger("bot.commands")
 COMMANDS_PER_WINDOW = 10
@@ -34,8 +35,6 @@ def _is_bot(user: dict[str, Any]) -> bool:
 
 
 async def handle_comment(ctx: AppContext, installation: int, payload: dict[str, Any]) -> None:
-    from rules import RULES_BY_ID
-
     comment = payload["comment"]
     user = comment.get("user") or payload.get("sender") or {}
     if _is_bot(user) or _is_bot(payload.get("sender") or {}):
@@ -65,8 +64,6 @@ async def handle_comment(ctx: AppContext, installation: int, payload: dict[str, 
         if text:
             replies.append(text)
     if rerun:
-        from bot.app.review_job import review_pull
-
         await review_pull(ctx, installation, owner, repo, number, force=True)
     if replies:
         await driver.run(reply(owner, repo, number, "\n\n---\n\n".join(replies)))
@@ -88,8 +85,6 @@ async def _run_one(
     if command.name == "review":
         return "", True, True
     if command.name == "runs":
-        from bot.app.evidence_hooks import runs_reply
-
         return await runs_reply(ctx, installation, owner, repo, number), True, False
     level = await driver.run(permission(owner, repo, login))
     if level not in WRITE_PERMISSIONS:
@@ -110,7 +105,5 @@ async def _run_one(
 
 
 def _explain(rule_id: str) -> str:
-    from rules import RULES_BY_ID
-
     rule = RULES_BY_ID[rule_id]
     return f"**`{rule.id}`** (default severity: {rule.severity})\n\n{type(rule).docs()}"

@@ -2,29 +2,32 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
 
+from bot.app.context import AppContext
 from bot.core.report import Report
 from bot.core.snapshot import PullRequestSnapshot
-
-if TYPE_CHECKING:
-    from bot.app.compose import AppContext
-    from bot.evidence.records import FailureIndex
-    from bot.github.calls import Flow
+from bot.evidence import actions
+from bot.evidence.duplicates import FilesCache, attach_duplicates, find_duplicates
+from bot.evidence.index import SqliteFailureIndex
+from bot.evidence.lookup import evidence_decorator, index_digest, prior_failing_runs
+from bot.evidence.records import FailureIndex
+from bot.evidence.section import runs_reply as render_reply
+from bot.github.calls import Flow
+from bot.github.pull import fetch_snapshot
+from rules.support.ci_fix import ci_fix_phrase
 
 log = logging.getLogger("bot.evidence")
 Decorate = Callable[[Report, PullRequestSnapshot], Report]
-Enrich = Callable[[Report, PullRequestSnapshot], "Flow[Report]"]
+Enrich = Callable[[Report, PullRequestSnapshot], Flow[Report]]
 
 
 def failure_index(ctx: AppContext) -> FailureIndex:
     """The index, opened on first use in the App's database file."""
     if ctx.failure_index is None:
-        from bot.evidence.index import SqliteFailureIndex
-
         ctx.failure_index = SqliteFailureIndex(ctx.settings.db_path)
     return ctx.failure_index
 
@@ -35,18 +38,12 @@ def _now(ctx: AppContext) -> datetime:
 
 def evidence_for(ctx: AppContext, full_name: str) -> tuple[Decorate, str]:
     """The review's "Prior failing runs" decorator and the index digest that keys it."""
-    from bot.evidence.lookup import evidence_decorator, index_digest
-
     index = failure_index(ctx)
     return evidence_decorator(index, now=_now(ctx)), index_digest(index, full_name)
 
 
 def duplicates_for(ctx: AppContext) -> Enrich:
     """For a CI-fix PR: open or recently merged PRs on the same files or failing jobs."""
-    from bot.evidence.duplicates import FilesCache, attach_duplicates, find_duplicates
-    from bot.evidence.lookup import prior_failing_runs
-    from rules.support.ci_fix import ci_fix_phrase
-
     if ctx.files_cache is None:
         ctx.files_cache = FilesCache()
     cache, now, index = ctx.files_cache, _now(ctx), failure_index(ctx)
@@ -64,8 +61,6 @@ def duplicates_for(ctx: AppContext) -> Enrich:
 
 async def ingest_workflow_job(ctx: AppContext, installation: int, payload: dict[str, object]
                               ) -> None:
-    from bot.evidence import actions
-
     driver = await ctx.driver(installation)
     record = await actions.ingest_workflow_job(payload, driver, failure_index(ctx), _now(ctx))
     if record is not None:
@@ -75,20 +70,12 @@ async def ingest_workflow_job(ctx: AppContext, installation: int, payload: dict[
 
 async def ingest_workflow_run(ctx: AppContext, payload: dict[str, object]) -> None:
     """A run's workflow file, event and PRs: lets a later job be matched to its PR."""
-    import asyncio
-
-    from bot.evidence import actions
-
     await asyncio.to_thread(actions.ingest_workflow_run, payload, failure_index(ctx), _now(ctx))
 
 
 async def runs_reply(ctx: AppContext, installation: int, owner: str, repo: str,
                      number: int) -> str:
     """`/stability runs`: the same table the summary shows, from the PR's current files."""
-    from bot.evidence.lookup import prior_failing_runs
-    from bot.evidence.section import runs_reply as render_reply
-    from bot.github.pull import fetch_snapshot
-
     driver = await ctx.driver(installation)
     snapshot = await driver.run(
         fetch_snapshot(owner, repo, number, wants_contents=lambda _path: False))

@@ -27,6 +27,7 @@ import logging
 import random
 import time
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from bot.app.delivery_fields import delivery_fields
 from bot.app.jsonlog import log_context
@@ -36,7 +37,8 @@ from bot.store import Delivery, Store
 
 log = logging.getLogger("bot.queue")
 
-Handler = Callable[[Delivery], Awaitable[None]]
+# The queue parses the payload once and hands it over with the delivery.
+Handler = Callable[[Delivery, dict[str, Any]], Awaitable[None]]
 Backoff = Callable[[int], float]
 
 RETENTION_SECONDS = 7 * 24 * 3600  # longer than GitHub's 3-day redelivery window
@@ -162,12 +164,13 @@ class Worker:
                 self._count(d, "superseded")
                 log.info("superseded by a newer delivery for the same pull request")
                 return
-            await self._handle(d)
+            assert isinstance(payload, dict)  # `problem` is None only for an object
+            await self._handle(d, payload)
 
-    async def _handle(self, d: Delivery) -> None:
+    async def _handle(self, d: Delivery, payload: dict[str, Any]) -> None:
         started = time.monotonic()
         try:
-            await asyncio.wait_for(self.handler(d), self.handler_timeout)
+            await asyncio.wait_for(self.handler(d, payload), self.handler_timeout)
         except PermanentError as exc:
             self._dead(d, f"permanent error: {exc}")
         except RetryableError as exc:

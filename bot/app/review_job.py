@@ -4,25 +4,19 @@ from __future__ import annotations
 
 import logging
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import Any
 
+from bot.app.context import AppContext
+from bot.app.evidence_hooks import duplicates_for, evidence_for
 from bot.core.config import ConfigError
 from bot.core.report import Waiver
 from bot.errors import PermanentError, RetryableError
 from bot.github.calls import GitHubError
-from bot.github.publish import fail_check, start_check
-from bot.github.pull import fetch_config, get_pull
-from bot.github.review import (
-    ReviewRequest,
-    inputs_digest,
-    load_config,
-    review_pull_request,
-    unchanged,
-)
-
-if TYPE_CHECKING:
-    from bot.app.compose import AppContext
-    from bot.store import Store
+from bot.github.publish import fail_check
+from bot.github.pull import get_pull
+from bot.github.review import ReviewRequest, review_pull_request
+from bot.store import Store
+from rules import ALL_RULES, option_specs
 
 log = logging.getLogger("bot.review")
 
@@ -40,39 +34,24 @@ async def review_pull(
     ctx: AppContext, installation: int, owner: str, repo: str, number: int, *,
     force: bool = False, draft: bool = False, delivery_id: str = "",
 ) -> None:
-    from bot.app.evidence_hooks import duplicates_for, evidence_for
-    from rules import ALL_RULES
-
+    """The App's wrapping of the one review pipeline: waivers, hooks, checkpoint, metrics."""
     full_name = f"{owner}/{repo}"
     driver = await ctx.driver(installation)
-    pull = await driver.run(get_pull(owner, repo, number))
-    config_text = await driver.run(
-        fetch_config(owner, repo, pull["base"]["repo"]["default_branch"]))
-    config, _problem = load_config(config_text)
-    if draft and pull.get("draft") and not config.review_drafts:
-        log.info("draft PR skipped", extra={"repo": full_name, "pr": number})
-        return
     decorate, digest = evidence_for(ctx, full_name)
+
+    def checkpoint(state: dict[str, Any]) -> None:
+        ctx.store.put_pr_state(full_name, number, state)
+
     request = ReviewRequest(
-        owner, repo, number, bot_login=ctx.bot_login,
-        waivers=waivers_for(ctx.store, full_name, number), force=force,
-        config_text=config_text, decorate=decorate, extra_digest=digest, early_check=False,
-        enrich=duplicates_for(ctx), pull=pull,
+        owner, repo, number, rules=ALL_RULES, option_specs=option_specs(),
+        bot_login=ctx.bot_login, waivers=waivers_for(ctx.store, full_name, number),
+        force=force, skip_drafts=draft, decorate=decorate, extra_digest=digest,
+        enrich=duplicates_for(ctx), checkpoint=checkpoint,
     )
-    head = pull["head"]["sha"]
-    prior = ctx.store.get_pr_state(full_name, number)
-    if not force and prior and unchanged(prior, inputs_digest(pull, config_text, request,
-                                                                ALL_RULES), head):
-        log.info("unchanged", extra={"delivery": delivery_id, "repo": full_name, "pr": number,
-                                     "head_sha": head})
-        return
     started = ctx.clock()
     try:
-        # Persist the in_progress check before the long part: a worker killed mid-review
-        # then completes this same check run on restart instead of leaving it spinning.
-        prior = await driver.run(start_check(owner, repo, head, prior))
-        ctx.store.put_pr_state(full_name, number, prior)
-        outcome = await driver.run(review_pull_request(request, prior))
+        outcome = await driver.run(
+            review_pull_request(request, ctx.store.get_pr_state(full_name, number)))
     except RetryableError:
         raise
     except (GitHubError, ConfigError, ValueError, KeyError) as exc:
@@ -82,9 +61,10 @@ async def review_pull(
         ctx.store.put_pr_state(full_name, number, outcome.state)
     if not outcome.skipped:
         ctx.metrics.review_latency(ctx.clock() - started)
-    log.info("reviewed", extra={
-        "delivery": delivery_id, "repo": full_name, "pr": number, "head_sha": head,
-        "skipped": outcome.skipped,
+    log.info("skipped" if outcome.skipped else "reviewed", extra={
+        "delivery": delivery_id, "repo": full_name, "pr": number,
+        "head_sha": outcome.snapshot.head_sha if outcome.snapshot else None,
+        "skipped": outcome.skip_reason or False,
         "conclusion": outcome.report.conclusion if outcome.report else None,
     })
 

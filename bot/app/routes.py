@@ -8,18 +8,18 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from bot.app.command_handler import handle_comment
+from bot.app.context import AppContext
+from bot.app.events import REVIEW_ACTIONS
+from bot.app.evidence_hooks import ingest_workflow_job, ingest_workflow_run
 from bot.app.review_job import review_pull
-
-if TYPE_CHECKING:
-    from bot.app.compose import AppContext
-    from bot.store import Delivery
+from bot.store import Delivery
 
 log = logging.getLogger("bot.handlers")
 
-Handler = Callable[["AppContext", "Delivery", dict[str, Any]], Awaitable[None]]
-REVIEW_ACTIONS = frozenset({"opened", "synchronize", "reopened", "ready_for_review"})
+Handler = Callable[[AppContext, Delivery, dict[str, Any]], Awaitable[None]]
 
 
 def _repo(payload: dict[str, Any]) -> tuple[str, str]:
@@ -82,8 +82,6 @@ async def _rerun_for(ctx: AppContext, delivery: Delivery, payload: dict[str, Any
 
 
 async def on_issue_comment(ctx: AppContext, delivery: Delivery, payload: dict[str, Any]) -> None:
-    from bot.app.command_handler import handle_comment
-
     if payload.get("action") != "created" or not payload["issue"].get("pull_request"):
         return
     installation = _installation(payload)
@@ -98,8 +96,6 @@ async def on_installation(ctx: AppContext, delivery: Delivery, payload: dict[str
 
 
 async def on_workflow_job(ctx: AppContext, delivery: Delivery, payload: dict[str, Any]) -> None:
-    from bot.app.evidence_hooks import ingest_workflow_job
-
     if payload.get("action") != "completed":
         return
     installation = _installation(payload)
@@ -109,8 +105,6 @@ async def on_workflow_job(ctx: AppContext, delivery: Delivery, payload: dict[str
 
 
 async def on_workflow_run(ctx: AppContext, delivery: Delivery, payload: dict[str, Any]) -> None:
-    from bot.app.evidence_hooks import ingest_workflow_run
-
     if payload.get("action") == "completed":
         await ingest_workflow_run(ctx, payload)
 
@@ -127,11 +121,8 @@ HANDLERS: dict[str, Handler] = {
 }
 
 
-async def dispatch(ctx: AppContext, delivery: Delivery) -> None:
+async def dispatch(ctx: AppContext, delivery: Delivery, payload: dict[str, Any]) -> None:
+    """Run the handler for one delivery; the queue has parsed and checked the payload."""
     handler = HANDLERS.get(delivery.event)
-    if handler is None:
-        return
-    payload = delivery.json()
-    if not isinstance(payload, dict):
-        return
-    await handler(ctx, delivery, payload)
+    if handler is not None:
+        await handler(ctx, delivery, payload)

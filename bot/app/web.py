@@ -27,6 +27,7 @@ from urllib.parse import parse_qs
 from aiohttp import web
 
 from bot.app.delivery_fields import DeliveryFields, delivery_fields, scan_prefix, scan_pull_request
+from bot.app.events import accepts
 from bot.app.metrics import CONTENT_TYPE, Metrics
 from bot.app.queue import Worker
 from bot.app.settings import Settings
@@ -44,16 +45,6 @@ MAX_BODY_BYTES = 25 * 1024 * 1024  # GitHub does not deliver larger payloads
 DEFAULT_DEBOUNCE_SECONDS = 5.0
 EventFilter = Callable[[str, "str | None"], bool]
 
-HANDLED_ACTIONS: dict[str, frozenset[str]] = {
-    "pull_request": frozenset(
-        {"opened", "synchronize", "reopened", "ready_for_review", "edited"}
-    ),
-    "issue_comment": frozenset({"created"}),
-    "check_run": frozenset({"rerequested", "requested_action"}),
-    "check_suite": frozenset({"rerequested"}),
-    "workflow_job": frozenset({"completed"}),
-    "workflow_run": frozenset({"completed"}),
-}
 _DELIVERY_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 _EVENT_NAME = re.compile(r"[a-z_]{1,64}")
 
@@ -61,11 +52,7 @@ STORE_KEY = web.AppKey("store", Store)
 METRICS_KEY = web.AppKey("metrics", Metrics)
 
 
-def accepts_default(event: str, action: str | None) -> bool:
-    """The events and actions the bot acts on; the rest is acknowledged and dropped."""
-    if event.startswith("installation"):  # installation, installation_repositories, …
-        return True
-    return action is not None and action in HANDLED_ACTIONS.get(event, frozenset())
+accepts_default = accepts  # the default event filter: bot/app/events.py
 
 
 def signature_for(secret: bytes, body: bytes) -> str:

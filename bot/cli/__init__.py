@@ -12,7 +12,8 @@ import os
 import sys
 from collections.abc import Sequence
 
-EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+import bot
+from bot.cli.common import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "review": ("bot.cli.review", "review a pull request (patch, git range, PR JSON, GitHub)"),
@@ -38,8 +39,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.write(USAGE)
         return EXIT_OK if args else EXIT_USAGE
     if args[0] == "--version":
-        import bot
-
         print(f"ci-stability {bot.__version__}")
         return EXIT_OK
     name = args[0]
@@ -51,6 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # diff line); reference counting frees them, and the cyclic collector only
         # re-walks them (~10% of a large review). The process exits right after.
         gc.disable()
+    # Deliberately lazy (start-up time): `review` must not pay for aiohttp or the index.
     module = importlib.import_module(COMMANDS[name][0])
     try:
         # `explain` shares a module with `rules`, so the command name is passed on.

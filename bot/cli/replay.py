@@ -17,8 +17,11 @@ import uuid
 from collections.abc import Sequence
 from pathlib import Path
 
+from bot.app.compose import build_handler
+from bot.app.metrics import Metrics
 from bot.app.settings import Settings, SettingsError
 from bot.errors import PermanentError, RetryableError
+from bot.store import connect
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -30,22 +33,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 async def _replay(settings: Settings, event: str, body: bytes, delivery_id: str) -> str:
-    from bot.app.compose import build_handler
-    from bot.app.metrics import Metrics
-    from bot.store import connect
-
     payload = json.loads(body)
+    if not isinstance(payload, dict):
+        return f"the payload is a JSON {type(payload).__name__}, not an object; nothing done"
     store = connect(settings.db_path)
     handler = build_handler(settings, store, Metrics())
     try:
         now = time.time()
-        action = payload.get("action") if isinstance(payload, dict) else None
+        action = payload.get("action")
         if not store.add_delivery(delivery_id, event, action, body, now, now, None):
             return f"delivery {delivery_id} was already stored; nothing done"
         delivery = store.get_delivery(delivery_id)
         assert delivery is not None
         try:
-            await handler(delivery)
+            await handler(delivery, payload)
         except (RetryableError, PermanentError) as exc:
             store.fail(delivery_id, str(exc), None)
             raise

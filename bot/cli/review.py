@@ -3,23 +3,33 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 
+from bot.cli.common import (
+    FAIL_LEVELS,
+    UsageError,
+    add_github_arguments,
+    exit_code,
+    select_rules,
+    write_output,
+)
 from bot.core.config import CONFIG_PATH, Config, ConfigError, parse_config
-from bot.core.findings import Severity
+from bot.core.engine import classify_snapshot, review
 from bot.core.report import Report
 from bot.core.snapshot import PullRequestSnapshot
+from bot.core.surfaces import classify, surface_table
 from bot.render import FORMATS
 from bot.sources import SourceError
-from rules.base import Rule
+from bot.sources.git import read_file_at, snapshot_from_git, split_range
+from bot.sources.patch import snapshot_from_patch
+from bot.sources.prjson import snapshot_from_pr_json
+from rules import option_specs
 
 MAX_BODY_BYTES = 1024 * 1024  # PR bodies on GitHub are capped at 65,536 chars anyway
-
-
-class UsageError(Exception):
-    pass
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -31,8 +41,6 @@ def build_parser() -> argparse.ArgumentParser:
     source.add_argument("--patch", metavar="FILE", help="unified diff file, or - for stdin")
     source.add_argument("--git", metavar="BASE..HEAD", help="a range in a local checkout")
     source.add_argument("--pr", metavar="FILE", help="PR JSON (GitHub PR + files shapes)")
-    from bot.cli.review_github import add_arguments as add_github_arguments
-
     add_github_arguments(parser, source)
     parser.add_argument("--repo", metavar="DIR", default=".", help="checkout for --git")
     parser.add_argument("--title", help="PR title (for --patch / --git)")
@@ -40,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--config", metavar="FILE", help=f"config file (default: {CONFIG_PATH} "
                         "at the base revision with --git)")
     parser.add_argument("--format", choices=FORMATS, default="text")
-    parser.add_argument("--fail-level", choices=("none", "notice", "warning", "error"),
+    parser.add_argument("--fail-level", choices=FAIL_LEVELS,
                         help="exit 1 when a finding is at or above this level "
                              "(default: the config's fail_on, error)")
     parser.add_argument("--rules", metavar="ID[,ID…]", help="run only these rules")
@@ -67,15 +75,11 @@ def _body(args: argparse.Namespace) -> str:
 
 
 def _load_config(args: argparse.Namespace) -> Config:
-    from rules import option_specs
-
     text: str | None = None
     source = args.config or CONFIG_PATH
     if args.config:
         text = _read(args.config).decode("utf-8", "replace")
     elif args.git:
-        from bot.sources.git import read_file_at, split_range
-
         base, _ = split_range(args.git, Path(args.repo))
         text = read_file_at(Path(args.repo), base, CONFIG_PATH)
     if text is None:
@@ -84,23 +88,14 @@ def _load_config(args: argparse.Namespace) -> Config:
 
 
 def _snapshot(args: argparse.Namespace, config: Config) -> PullRequestSnapshot:
-    import dataclasses
-
     if args.patch:
-        from bot.sources.patch import snapshot_from_patch
-
         snapshot = snapshot_from_patch(_read(args.patch))
     elif args.git:
-        from bot.core.surfaces import classify, surface_table
-        from bot.sources.git import snapshot_from_git
-
         table = surface_table(config.surfaces)
         snapshot = snapshot_from_git(
             args.git, Path(args.repo), lambda path: classify(path, table) is not None
         )
     else:
-        from bot.sources.prjson import snapshot_from_pr_json
-
         snapshot = snapshot_from_pr_json(_read(args.pr))
     return dataclasses.replace(
         snapshot,
@@ -109,25 +104,11 @@ def _snapshot(args: argparse.Namespace, config: Config) -> PullRequestSnapshot:
     )
 
 
-def select_rules(spec: str | None) -> tuple[Rule, ...]:
-    from rules import ALL_RULES, RULES_BY_ID
-
-    if not spec:
-        return ALL_RULES
-    wanted = [s.strip() for s in spec.split(",") if s.strip()]
-    unknown = [w for w in wanted if w not in RULES_BY_ID]
-    if unknown:
-        raise UsageError(f"unknown rule id(s): {', '.join(unknown)} "
-                         f"(see `ci-stability rules`)")
-    return tuple(RULES_BY_ID[w] for w in wanted)
-
-
 def _with_evidence(report: Report, snapshot: PullRequestSnapshot, path: str,
                    config: Config) -> Report:
     """The "Prior failing runs" section, offline, from an index file."""
-    from datetime import UTC, datetime
-
-    from bot.core.engine import classify_snapshot
+    # Deliberately lazy (start-up time): the index and its log catalog cost ~80 ms to
+    # import, and only --evidence-db needs them.
     from bot.evidence.index import FailureIndexError, SqliteFailureIndex
     from bot.evidence.lookup import evidence_decorator
 
@@ -145,38 +126,6 @@ def _with_evidence(report: Report, snapshot: PullRequestSnapshot, path: str,
         index.close()
 
 
-def render(report: Report, fmt: str) -> str:
-    if fmt == "json":
-        from bot.render import jsonout
-
-        return jsonout.render(report)
-    if fmt == "markdown":
-        from bot.render import markdown
-
-        return markdown.render(report)
-    if fmt == "sarif":
-        from bot.render import sarif
-        from rules import ALL_RULES
-
-        return sarif.render(report, ALL_RULES)
-    if fmt == "github":
-        from bot.render import workflow_commands
-
-        return workflow_commands.render(report)
-    from bot.render import text
-
-    return text.render(report)
-
-
-def exit_code(report: Report, fail_level: str | None, config: Config) -> int:
-    if fail_level is None:
-        threshold = config.fail_on
-    else:
-        threshold = None if fail_level == "none" else Severity.parse(fail_level)
-    worst = report.worst()
-    return 1 if threshold is not None and worst is not None and worst >= threshold else 0
-
-
 def main(argv: Sequence[str]) -> int:
     parser = build_parser()
     try:
@@ -184,11 +133,11 @@ def main(argv: Sequence[str]) -> int:
     except SystemExit as exc:
         return 0 if exc.code == 0 else 2
     if args.github:
-        from bot.cli.review_github import run as run_github
+        # Deliberately lazy (start-up time): the GitHub clients cost ~0.5 s to import,
+        # which every local review would pay for.
+        from bot.cli import review_github
 
-        return run_github(args)
-    from bot.core.engine import review
-
+        return review_github.run(args)
     try:
         config = _load_config(args)
         rules = select_rules(args.rules)
@@ -203,9 +152,5 @@ def main(argv: Sequence[str]) -> int:
         except UsageError as exc:
             sys.stderr.write(f"ci-stability review: {exc}\n")
             return 2
-    output = render(report, args.format)
-    if args.output:
-        Path(args.output).write_text(output, encoding="utf-8")
-    else:
-        sys.stdout.write(output)
+    write_output(report, args.format, args.output)
     return exit_code(report, args.fail_level, config)

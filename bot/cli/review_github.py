@@ -13,24 +13,27 @@ import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
+from bot.cli.common import (
+    ACTIONS_BOT,
+    FAIL_LEVELS,
+    UsageError,
+    add_github_arguments,
+    exit_code,
+    select_rules,
+    write_output,
+)
 from bot.errors import RetryableError
 from bot.github.calls import DEFAULT_API_URL, GitHubError
+from bot.github.drive_sync import SyncDriver
+from bot.github.review import ReviewRequest, review_pull_request
 from bot.render import FORMATS
+from rules import option_specs
 
-if TYPE_CHECKING:
-    from bot.github.drive_sync import SyncDriver
-
-ACTIONS_BOT = "github-actions[bot]"
 _TARGET_RE = re.compile(
     r"^(?:https?://[^/]+/)?(?P<owner>[A-Za-z0-9_.-]+)/(?P<repo>[A-Za-z0-9_.-]+)"
     r"(?:#|/pull/)(?P<number>[0-9]+)/?$"
 )
-
-
-class UsageError(Exception):
-    pass
 
 
 def parse_target(spec: str) -> tuple[str, str, int]:
@@ -43,32 +46,18 @@ def parse_target(spec: str) -> tuple[str, str, int]:
     return found["owner"], found["repo"], int(found["number"])
 
 
-def add_arguments(parser: argparse.ArgumentParser, source: Any) -> None:
-    """Add `--github` to `source` (the mutually exclusive source group) and its options."""
-    source.add_argument("--github", metavar="OWNER/REPO#N",
-                        help="a pull request on GitHub (token from GITHUB_TOKEN; "
-                             "GITHUB_API_URL for GitHub Enterprise Server)")
-    parser.add_argument("--post", action="store_true",
-                        help="with --github: publish the check run, review and summary "
-                             "comment exactly like the App")
-    parser.add_argument("--bot-login", metavar="LOGIN",
-                        help="with --post: the account GITHUB_TOKEN acts as, to find its own "
-                             f"summary comment (default in GitHub Actions: {ACTIONS_BOT}; "
-                             "also CI_STABILITY_BOT_LOGIN)")
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ci-stability review",
         description="Review a pull request on GitHub, optionally publishing the result.",
     )
     source = parser.add_mutually_exclusive_group(required=True)
-    add_arguments(parser, source)
+    add_github_arguments(parser, source)
     parser.add_argument("--config", metavar="FILE",
                         help="config file (default: .github/ci-stability.yml on the "
                              "repository's default branch)")
     parser.add_argument("--format", choices=FORMATS, default="text")
-    parser.add_argument("--fail-level", choices=("none", "notice", "warning", "error"))
+    parser.add_argument("--fail-level", choices=FAIL_LEVELS)
     parser.add_argument("--rules", metavar="ID[,ID…]", help="run only these rules")
     parser.add_argument("--output", "-o", metavar="FILE", help="write the output here")
     return parser
@@ -101,11 +90,6 @@ def run(args: argparse.Namespace, driver: SyncDriver | None = None) -> int:
     `driver` replaces the default PyGithub driver (tests use one without PyGithub's
     pauses between requests).
     """
-    from bot.cli.review import UsageError as RulesUsageError
-    from bot.cli.review import exit_code, render, select_rules
-    from bot.github.drive_sync import SyncDriver
-    from bot.github.review import ReviewRequest, review_pull_request
-
     err = sys.stderr
     try:
         owner, repo, number = parse_target(args.github)
@@ -122,10 +106,11 @@ def run(args: argparse.Namespace, driver: SyncDriver | None = None) -> int:
             except OSError as exc:
                 raise UsageError(f"{args.config}: cannot read: {exc.strerror}") from None
         request = ReviewRequest(
-            owner, repo, number, bot_login=bot_login, rules=select_rules(args.rules),
-            publish=bool(args.post), force=True, early_check=False, config_text=config_text,
+            owner, repo, number, rules=select_rules(args.rules), option_specs=option_specs(),
+            bot_login=bot_login, publish=bool(args.post), force=True, early_check=False,
+            config_text=config_text,
         )
-    except (UsageError, RulesUsageError) as exc:
+    except UsageError as exc:
         err.write(f"ci-stability review: {exc}\n")
         return 2
     target = f"{owner}/{repo}#{number}"
@@ -145,11 +130,7 @@ def run(args: argparse.Namespace, driver: SyncDriver | None = None) -> int:
     assert outcome.report is not None
     for note in outcome.notes:
         err.write(f"ci-stability review: warning: {note}\n")
-    output = render(outcome.report, args.format)
-    if args.output:
-        Path(args.output).write_text(output, encoding="utf-8")
-    else:
-        sys.stdout.write(output)
+    write_output(outcome.report, args.format, args.output)
     return exit_code(outcome.report, args.fail_level, outcome.config)
 
 

@@ -18,6 +18,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, NoReturn, TextIO
 
 from bot.core.snapshot import ChangedFile, PullRequestSnapshot
+from bot.evidence.actions_backfill import backfill_github
+from bot.evidence.buildkite_backfill import backfill_buildkite
+from bot.evidence.buildkite_rest import DEFAULT_API_URL, BuildkiteClient
 from bot.evidence.index import (
     FAILED,
     FailureIndexError,
@@ -28,6 +31,7 @@ from bot.evidence.index import (
 )
 from bot.evidence.needles import needles_for
 from bot.evidence.relevance import NeedleMatcher
+from bot.github.drive_sync import SyncDriver
 
 PROG = "ci-stability runs"
 EXIT_OK, EXIT_STOPPED, EXIT_USAGE = 0, 1, 2
@@ -210,9 +214,6 @@ def _backfill(args: argparse.Namespace, now: datetime, out: TextIO) -> int:
 
 def _github(args: argparse.Namespace, index: SqliteFailureIndex, now: datetime,
             progress: _Progress) -> str:
-    from bot.evidence.actions_backfill import backfill_github
-    from bot.github.drive_sync import SyncDriver
-
     owner, name = _split(args.github, "OWNER/REPO")
     token = _token("GITHUB_TOKEN", "GH_TOKEN")
     base_url = os.environ.get("GITHUB_API_URL", "").strip() or "https://api.github.com"
@@ -228,9 +229,6 @@ def _github(args: argparse.Namespace, index: SqliteFailureIndex, now: datetime,
 def _buildkite(args: argparse.Namespace, index: SqliteFailureIndex, now: datetime,
                progress: _Progress) -> str:
     import aiohttp
-
-    from bot.evidence.buildkite_backfill import backfill_buildkite
-    from bot.evidence.buildkite_rest import DEFAULT_API_URL, BuildkiteClient
 
     org, pipeline = _split(args.buildkite, "ORG/PIPELINE")
     token = _token("BUILDKITE_API_TOKEN")

@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import importlib
 import inspect
 import logging
 import os
@@ -23,12 +22,13 @@ from typing import Any
 
 from aiohttp import web
 
+from bot.app.compose import build_handler
 from bot.app.jsonlog import configure_logging
 from bot.app.metrics import Metrics
 from bot.app.queue import Handler, Worker
 from bot.app.settings import Settings, SettingsError
 from bot.app.web import build_web_app
-from bot.store import Delivery, Store, StoreError, connect
+from bot.store import Store, StoreError, connect
 
 log = logging.getLogger("bot.serve")
 
@@ -86,7 +86,7 @@ async def serve(
     store = connect(settings.db_path)
     metrics = Metrics()
     try:
-        handler = await _make_handler(handler_factory or load_handler_factory(),
+        handler = await _make_handler(handler_factory or build_handler,
                                       settings, store, metrics)
         worker = Worker(store, handler, settings.workers, settings.max_attempts,
                         metrics=metrics)
@@ -121,26 +121,6 @@ def lean_log_records() -> None:
     logging.logThreads = False
     logging.logProcesses = False
     logging.logMultiprocessing = False
-
-
-def load_handler_factory() -> HandlerFactory:
-    try:
-        module = importlib.import_module("bot.app.compose")
-    except ModuleNotFoundError as exc:
-        if exc.name != "bot.app.compose":
-            raise
-        return _placeholder_factory
-    factory: HandlerFactory = module.build_handler
-    return factory
-
-
-def _placeholder_factory(settings: Settings, store: Store, metrics: Metrics) -> Handler:
-    log.warning("bot.app.compose is missing: deliveries will be logged and completed, not reviewed")
-
-    async def handle(delivery: Delivery) -> None:
-        log.info("delivery completed without a handler")
-
-    return handle
 
 
 async def _make_handler(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -50,3 +51,13 @@ class Rule(Protocol):
     def summary(self) -> str: ...
 
     def docs(self) -> str: ...
+
+
+def doc_section(docs: str, title: str) -> str:
+    """The body of one `Title\n-----` section of a rule's documentation, or ''."""
+    match = re.search(
+        rf"^{re.escape(title)}\s*\n[-=~]*\n?(.*?)(?=^\S[^\n]*\n[-=~]{{3,}}|\Z)",
+        docs,
+        re.S | re.M,
+    )
+    return match.group(1).strip() if match else ""

@@ -1,8 +1,14 @@
-"""One review of one pull request over the API: what the App's worker and `--github` run.
+"""THE review pipeline: one review of one pull request over the API.
 
-Order of calls: the PR, the config (default branch), then, unless the inputs are
-exactly those of the last published review, the snapshot, the engine and publish.
-A redelivered webhook for an unchanged head therefore costs two reads and no writes.
+The App's worker (`bot/app/review_job.py`) and `ci-stability review --github` both run
+`review_pull_request`; only what they hand in differs (rules, waivers, hooks, the
+checkpoint that persists the in-progress check).
+
+Order: the PR and the config (default branch) → draft policy → the inputs digest,
+compared with the known state (the caller's stored state first, GitHub's only if
+that is not enough) → the in_progress check (checkpointed) → snapshot → engine →
+decorate/enrich hooks → publish. A redelivered webhook for an unchanged head
+therefore costs two reads and no writes.
 """
 
 from __future__ import annotations
@@ -10,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +24,7 @@ import bot
 from bot.core.config import CONFIG_PATH, Config, ConfigError, parse_config
 from bot.core.engine import review
 from bot.core.report import FileError, Report, Waiver
+from bot.core.rule import Rule
 from bot.core.snapshot import PullRequestSnapshot
 from bot.core.surfaces import classify, surface_table
 from bot.github.calls import Flow
@@ -26,9 +33,11 @@ from bot.github.publish import known_state, publish, start_check
 from bot.github.pull import fetch_config, fetch_snapshot, get_pull
 from bot.render.review import MAX_COMMENTS
 from bot.sources.files import MAX_TEXT_BYTES
-from rules.base import Rule
 
 Decorate = Callable[[Report, PullRequestSnapshot], Report]
+# Persists the state the moment the in_progress check exists, so a worker killed
+# mid-review completes that same check run on restart instead of leaving it spinning.
+Checkpoint = Callable[[dict[str, Any]], None]
 # Like Decorate, but may call GitHub (e.g. to look for duplicate PRs): a flow.
 Enrich = Callable[[Report, PullRequestSnapshot], Flow[Report]]
 
@@ -38,8 +47,10 @@ class ReviewRequest:
     owner: str
     repo: str
     number: int
+    rules: Sequence[Rule]  # the caller's rule pack (the flows never import `rules`)
+    # Rule id -> option defaults, to validate the config; None: those of `rules`.
+    option_specs: Mapping[str, Mapping[str, Any]] | None = None
     bot_login: str = ""  # the account that publishes (App: "<slug>[bot]"); needed to publish
-    rules: Sequence[Rule] | None = None  # None: rules.ALL_RULES
     waivers: Sequence[Waiver] = ()
     # Anything else that shapes the report (e.g. the failure index's version), so that
     # a change to it is not mistaken for "nothing changed".
@@ -48,7 +59,9 @@ class ReviewRequest:
     enrich: Enrich | None = None  # runs after decorate, with API access (duplicate work)
     publish: bool = True
     force: bool = False  # review and publish even when nothing changed
-    early_check: bool = True  # show an in_progress check while reviewing
+    early_check: bool = True  # show an in_progress check while reviewing (off for the CLI)
+    skip_drafts: bool = False  # honour the config's `review_drafts: false` for draft PRs
+    checkpoint: Checkpoint | None = None
     config_text: str | None = None  # use this instead of the default branch's config
     pull: dict[str, Any] | None = None  # the PR as already fetched by the caller
     text_cap: int = MAX_TEXT_BYTES
@@ -61,32 +74,32 @@ class ReviewOutcome:
     config: Config
     report: Report | None = None  # None when skipped
     snapshot: PullRequestSnapshot | None = None
-    skipped: bool = False  # inputs unchanged since the last published review
+    skipped: bool = False  # nothing reviewed: see `skip_reason`
+    skip_reason: str = ""  # "unchanged" (inputs as last published) or "draft"
 
     @property
     def notes(self) -> list[str]:
         return list((self.state or {}).get("notes") or [])
 
 
-def load_config(text: str | None) -> tuple[Config, str | None]:
+def load_config(text: str | None, specs: Mapping[str, Mapping[str, Any]]
+                ) -> tuple[Config, str | None]:
     """The config, or the defaults plus the reason the file was ignored."""
     if text is None:
         return Config(), None
-    from rules import option_specs
-
     try:
-        return parse_config(text, option_specs(), source=CONFIG_PATH), None
+        return parse_config(text, specs, source=CONFIG_PATH), None
     except ConfigError as exc:
         return Config(), f"ignored, the defaults apply: {exc}"
 
 
-def inputs_digest(pull: dict[str, Any], config_text: str | None, request: ReviewRequest,
-                  rules: Sequence[Rule]) -> str:
+def inputs_digest(pull: dict[str, Any], config_text: str | None, request: ReviewRequest
+                  ) -> str:
     waivers = [dataclasses.astuple(w) for w in request.waivers]
     labels = sorted(str(label.get("name")) for label in pull.get("labels") or [])
     parts = [
         bot.__version__, pull["head"]["sha"], pull["base"]["sha"], pull.get("title") or "",
-        pull.get("body") or "", labels, config_text, waivers, [r.id for r in rules],
+        pull.get("body") or "", labels, config_text, waivers, [r.id for r in request.rules],
         request.extra_digest,
     ]
     return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()[:32]
@@ -100,8 +113,8 @@ def unchanged(state: dict[str, Any], key: str, head: str) -> bool:
 
 
 def evaluate(snapshot: PullRequestSnapshot, config: Config, problem: str | None,
-             request: ReviewRequest, rules: Sequence[Rule]) -> Report:
-    report = review(snapshot, config, rules, request.waivers)
+             request: ReviewRequest) -> Report:
+    report = review(snapshot, config, request.rules, request.waivers)
     if problem:
         report = dataclasses.replace(
             report, errors=(*report.errors, FileError(CONFIG_PATH, problem))
@@ -113,9 +126,6 @@ def review_pull_request(
     request: ReviewRequest, prior_state: dict[str, Any] | None
 ) -> Flow[ReviewOutcome]:
     """Fetch, review and (if `request.publish`) publish; returns the state to persist."""
-    from rules import ALL_RULES
-
-    rules = ALL_RULES if request.rules is None else tuple(request.rules)
     owner, repo, number = request.owner, request.repo, request.number
     pull = request.pull if request.pull is not None else (
         yield from get_pull(owner, repo, number))
@@ -124,24 +134,34 @@ def review_pull_request(
     if config_text is None:
         default_branch = pull["base"]["repo"]["default_branch"]
         config_text = yield from fetch_config(owner, repo, default_branch)
-    config, problem = load_config(config_text)
-    key = inputs_digest(pull, config_text, request, rules)
+    specs = request.option_specs
+    if specs is None:
+        specs = {rule.id: rule.options for rule in request.rules}
+    config, problem = load_config(config_text, specs)
+    if request.skip_drafts and pull.get("draft") and not config.review_drafts:
+        return ReviewOutcome(None, config, skipped=True, skip_reason="draft")
+    key = inputs_digest(pull, config_text, request)
     state = prior_state
     if request.publish:
         if not request.bot_login:
             raise ValueError("publishing needs the bot's login")
+        # The caller's stored state answers "unchanged?" without a call to GitHub.
+        if not request.force and state and unchanged(state, key, head):
+            return ReviewOutcome(state, config, skipped=True, skip_reason="unchanged")
         known = yield from known_state(owner, repo, number, request.bot_login, state)
         state = known.to_dict()
         if not request.force and unchanged(state, key, head):
-            return ReviewOutcome(state, config, skipped=True)
+            return ReviewOutcome(state, config, skipped=True, skip_reason="unchanged")
         if request.early_check:
             state = yield from start_check(owner, repo, head, state)
+            if request.checkpoint is not None:
+                request.checkpoint(state)
     table = surface_table(config.surfaces)
     snapshot = yield from fetch_snapshot(
         owner, repo, number, wants_contents=lambda path: classify(path, table) is not None,
         text_cap=request.text_cap, pull=pull,
     )
-    report = evaluate(snapshot, config, problem, request, rules)
+    report = evaluate(snapshot, config, problem, request)
     if request.enrich is not None:
         report = yield from request.enrich(report, snapshot)
     if request.publish:

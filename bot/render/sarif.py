@@ -13,7 +13,7 @@ from typing import Any
 import bot
 from bot.core.findings import Severity
 from bot.core.report import Report
-from rules.base import Rule
+from bot.core.rule import Rule, doc_section
 
 _LEVEL = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.NOTICE: "note"}
 _SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -21,12 +21,12 @@ INFO_URI = "https://github.com/ci-stability-bot/ci-stability-bot"
 
 
 def _rule_descriptor(rule: Rule) -> dict[str, Any]:
-    docs = type(rule).docs()
+    docs = rule.docs()
     return {
         "id": rule.id,
         "name": "".join(part.title() for part in rule.id.split("-")),
-        "shortDescription": {"text": type(rule).summary()},
-        "fullDescription": {"text": type(rule).doc_section("Why it destabilizes CI") or docs},
+        "shortDescription": {"text": rule.summary()},
+        "fullDescription": {"text": doc_section(docs, "Why it destabilizes CI") or docs},
         "help": {"text": docs, "markdown": docs},
         "defaultConfiguration": {"level": _LEVEL[rule.severity]},
         "properties": {"tags": ["ci-stability"]},

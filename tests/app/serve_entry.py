@@ -29,7 +29,7 @@ def record(line: str) -> None:
 def build_handler(settings: Settings, store: Store, metrics: Metrics) -> Handler:
     mode = os.environ["SERVE_TEST_MODE"]
 
-    async def handle(delivery: Delivery) -> None:
+    async def handle(delivery: Delivery, payload: object) -> None:
         record(f"start {delivery.id} {delivery.attempts}")
         if mode == "block":
             await asyncio.Event().wait()

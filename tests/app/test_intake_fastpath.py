@@ -33,7 +33,7 @@ def test_a_malformed_body_that_passes_the_quick_check_is_dead_lettered(tmp_path:
             b'"repository": {"full_name": "o/r"}}')
     called: list[str] = []
 
-    async def handler(d: Delivery) -> None:
+    async def handler(d: Delivery, payload: object) -> None:
         called.append(d.id)
 
     async def scenario() -> None:

@@ -39,7 +39,7 @@ def test_a_handled_delivery_is_done_and_counted(tmp_path: Path) -> None:
     store, metrics = connect(tmp_path / "q.db"), Metrics()
     seen: list[str] = []
 
-    async def handler(d: Delivery) -> None:
+    async def handler(d: Delivery, payload: object) -> None:
         seen.append(d.id)
 
     async def scenario() -> None:
@@ -60,7 +60,7 @@ def test_failures_retry_with_backoff_then_dead_letter(tmp_path: Path) -> None:
     calls: list[int] = []
     backoffs: list[int] = []
 
-    async def handler(d: Delivery) -> None:
+    async def handler(d: Delivery, payload: object) -> None:
         calls.append(d.attempts)
         raise ConnectionError("GitHub answered 502")
 
@@ -89,7 +89,7 @@ def test_failures_retry_with_backoff_then_dead_letter(tmp_path: Path) -> None:
 def test_retry_after_overrides_the_backoff(tmp_path: Path) -> None:
     store, clock = connect(tmp_path / "q.db"), FakeClock()
 
-    async def handler(d: Delivery) -> None:
+    async def handler(d: Delivery, payload: object) -> None:
         raise RetryableError("secondary rate limit", retry_after=120.0)
 
     async def scenario() -> None:
@@ -107,7 +107,7 @@ def test_a_permanent_error_dead_letters_at_once(tmp_path: Path) -> None:
     store = connect(tmp_path / "q.db")
     calls = 0
 
-    async def handler(d: Delivery) -> None:
+    async def handler(d: Delivery, payload: object) -> None:
         nonlocal calls
         calls += 1
         raise PermanentError("repository no longer installed")
@@ -130,7 +130,7 @@ def test_a_delivery_that_keeps_killing_the_process_ends_dead_unhandled(tmp_path:
         store.requeue_running()
     called = False
 
-    async def handler(d: Delivery) -> None:
+    async def handler(d: Delivery, payload: object) -> None:
         nonlocal called
         called = True
 
@@ -149,7 +149,7 @@ def test_start_requeues_deliveries_left_running(tmp_path: Path) -> None:
     store.claim(now=2e9)  # a previous process died here
     seen: list[int] = []
 
-    async def handler(d: Delivery) -> None:
+    async def handler(d: Delivery, payload: object) -> None:
         seen.append(d.attempts)
 
     async def scenario() -> None:
@@ -166,7 +166,7 @@ def test_stop_lets_a_running_handler_finish(tmp_path: Path) -> None:
     store = connect(tmp_path / "q.db")
     started, release = asyncio.Event(), asyncio.Event()
 
-    async def handler(d: Delivery) -> None:
+    async def handler(d: Delivery, payload: object) -> None:
         started.set()
         await release.wait()
 
@@ -189,7 +189,7 @@ def test_stop_hands_back_a_handler_that_does_not_finish(tmp_path: Path) -> None:
     store = connect(tmp_path / "q.db")
     started = asyncio.Event()
 
-    async def handler(d: Delivery) -> None:
+    async def handler(d: Delivery, payload: object) -> None:
         started.set()
         await asyncio.Event().wait()  # never finishes
 
@@ -214,7 +214,7 @@ def test_handler_logs_carry_the_delivery_context_and_no_secret(tmp_path: Path) -
     logger.addHandler(handler_)
     logger.setLevel(logging.INFO)
 
-    async def handler(d: Delivery) -> None:
+    async def handler(d: Delivery, payload: object) -> None:
         logger.info("publishing with token s3cr3t-value and ghs_%s", "a" * 36)
 
     async def scenario() -> None:
@@ -249,7 +249,7 @@ def test_a_payload_that_is_not_a_json_object_is_dead_lettered_unhandled(tmp_path
     store.add_delivery("a-list", "pull_request", "opened", b"[1, 2]", 2.0, 2.0, None)
     called: list[str] = []
 
-    async def handler(d: Delivery) -> None:
+    async def handler(d: Delivery, payload: object) -> None:
         called.append(d.id)
 
     async def scenario() -> None:

@@ -206,7 +206,7 @@ def test_three_quick_pushes_review_only_the_newest(tmp_path: Path) -> None:
     handled: list[str] = []
     template = json.loads(payload_bytes("pull_request.synchronize"))
 
-    async def handler(d: Delivery) -> None:
+    async def handler(d: Delivery, payload: object) -> None:
         handled.append(d.json()["pull_request"]["head"]["sha"])
 
     async def scenario() -> None:
@@ -232,7 +232,7 @@ def test_three_quick_pushes_review_only_the_newest(tmp_path: Path) -> None:
 def test_a_queued_delivery_is_handled_by_the_workers(tmp_path: Path) -> None:
     handled: list[Delivery] = []
 
-    async def handler(d: Delivery) -> None:
+    async def handler(d: Delivery, payload: object) -> None:
         handled.append(d)
 
     async def scenario() -> None:

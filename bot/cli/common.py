@@ -1,0 +1,67 @@
+"""What the CLI subcommands share: usage errors, exit codes, rule selection, output."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from bot.core.config import Config
+from bot.core.findings import Severity
+from bot.core.report import Report
+from bot.core.rule import Rule
+from bot.render import render
+from rules import ALL_RULES, RULES_BY_ID
+
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+FAIL_LEVELS = ("none", "notice", "warning", "error")
+ACTIONS_BOT = "github-actions[bot]"
+
+
+class UsageError(Exception):
+    """A bad command line or unreadable input: exit 2 with the message."""
+
+
+def select_rules(spec: str | None) -> tuple[Rule, ...]:
+    if not spec:
+        return ALL_RULES
+    wanted = [s.strip() for s in spec.split(",") if s.strip()]
+    unknown = [w for w in wanted if w not in RULES_BY_ID]
+    if unknown:
+        raise UsageError(f"unknown rule id(s): {', '.join(unknown)} "
+                         f"(see `ci-stability rules`)")
+    return tuple(RULES_BY_ID[w] for w in wanted)
+
+
+def exit_code(report: Report, fail_level: str | None, config: Config) -> int:
+    if fail_level is None:
+        threshold = config.fail_on
+    else:
+        threshold = None if fail_level == "none" else Severity.parse(fail_level)
+    worst = report.worst()
+    found = threshold is not None and worst is not None and worst >= threshold
+    return EXIT_FINDINGS if found else EXIT_OK
+
+
+def write_output(report: Report, fmt: str, output: str | None) -> None:
+    """Render in `fmt` (SARIF documents every registered rule) to a file or stdout."""
+    rendered = render(report, fmt, ALL_RULES)
+    if output:
+        Path(output).write_text(rendered, encoding="utf-8")
+    else:
+        sys.stdout.write(rendered)
+
+
+def add_github_arguments(parser: argparse.ArgumentParser, source: Any) -> None:
+    """Add `--github` to `source` (the mutually exclusive source group) and its options."""
+    source.add_argument("--github", metavar="OWNER/REPO#N",
+                        help="a pull request on GitHub (token from GITHUB_TOKEN; "
+                             "GITHUB_API_URL for GitHub Enterprise Server)")
+    parser.add_argument("--post", action="store_true",
+                        help="with --github: publish the check run, review and summary "
+                             "comment exactly like the App")
+    parser.add_argument("--bot-login", metavar="LOGIN",
+                        help="with --post: the account GITHUB_TOKEN acts as, to find its own "
+                             f"summary comment (default in GitHub Actions: {ACTIONS_BOT}; "
+                             "also CI_STABILITY_BOT_LOGIN)")
