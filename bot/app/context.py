@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 import aiohttp
 from gidgethub.aiohttp import GitHubAPI
 
-from bot.app.metrics import Metrics
+from bot.app.metrics import Metrics, metrics_hook
 from bot.app.settings import Settings
 from bot.evidence.duplicates import FilesCache
 from bot.evidence.records import FailureIndex
 from bot.github.auth import AppAuth
-from bot.github.drive_async import DEFAULT_TIMEOUT, AsyncDriver, metrics_hook
+from bot.github.drive_async import DEFAULT_TIMEOUT, AsyncDriver
 from bot.github.etag_cache import BoundedCache
 from bot.store import Store
 

@@ -20,6 +20,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 from prometheus_client.registry import Collector
 
+from bot.github.calls import OnCall
 from bot.store.base import Store
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
@@ -117,3 +118,15 @@ class _QueueCollector(Collector):
         )
         dead.add_metric([], counts.get("dead", 0))
         yield dead
+
+
+def metrics_hook(metrics: Metrics) -> OnCall:
+    """An `on_call` that feeds the App's Prometheus metrics."""
+
+    def on_call(operation: str, status: int, remaining: int | None) -> None:
+        metrics.github_call(operation or "unknown", status)
+        if remaining is not None:
+            resource = "search" if operation.startswith("search/") else "core"
+            metrics.rate_limit_remaining(remaining, resource)
+
+    return on_call

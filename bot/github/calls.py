@@ -1,21 +1,28 @@
-"""The protocol between flows and drivers: calls, results, errors and call counting."""
+"""The protocol between flows and drivers: calls, results, errors, call counting, and
+what both drivers share (the rate-limit budget, body decoding, the user agent).
+
+The drivers (`drive_async`, `drive_sync`) keep only the HTTP call itself.
+"""
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter
-from collections.abc import Generator, Mapping
+from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeAlias, TypeVar
 from urllib.parse import quote
 
-from bot.errors import PermanentError
+import bot
+from bot.errors import PermanentError, RetryableError
 
 T = TypeVar("T")
 
 JSON_MEDIA = "application/vnd.github+json"
 RAW_MEDIA = "application/vnd.github.raw+json"
 DEFAULT_API_URL = "https://api.github.com"
+USER_AGENT = f"ci-stability-bot/{bot.__version__}"
 PER_PAGE = 100  # GitHub's maximum page size
 
 _LINK_RE = re.compile(r'<([^>]+)>\s*;\s*rel="([^"]+)"')
@@ -149,3 +156,63 @@ class CallCounter:
             "retries": self.retries, "by_operation": dict(sorted(self.by_operation.items())),
             "by_status": {str(k): v for k, v in sorted(self.by_status.items())},
         }
+
+
+OnCall = Callable[[str, int, int | None], None]  # operation, status (0: no answer), remaining
+
+
+def lower_headers(headers: Mapping[str, Any]) -> dict[str, str]:
+    return {str(k).lower(): str(v) for k, v in headers.items()}
+
+
+def decode_body(headers: Mapping[str, str], raw: bytes) -> Any:
+    """JSON when the answer says so (and parses); otherwise the raw bytes."""
+    if not raw:
+        return None
+    if "json" in headers.get("content-type", ""):
+        try:
+            return json.loads(raw)
+        except ValueError:
+            return raw
+    return raw
+
+
+class RateBudget:
+    """The primary rate limit as both drivers track it, and what they report per call.
+
+    When a successful answer says no requests remain, later calls wait for the reset
+    (or, if that is further than `max_wait`, fail as retryable with the wait).
+    """
+
+    def __init__(self, counter: CallCounter, on_call: OnCall | None,
+                 clock: Callable[[], float], max_wait: float) -> None:
+        self.counter = counter
+        self._on_call = on_call
+        self._clock = clock
+        self.max_wait = max_wait
+        self._exhausted_until = 0.0
+
+    def wait_before(self, call: ApiCall) -> float:
+        """Seconds to wait before `call` (0 when the budget is not exhausted)."""
+        wait = self._exhausted_until - self._clock()
+        if wait <= 0:
+            return 0.0
+        if wait > self.max_wait:
+            raise RetryableError(f"GitHub rate limit exhausted before {call.operation}",
+                                 retry_after=wait)
+        return wait
+
+    def observe(self, call: ApiCall, status: int, headers: Mapping[str, str]) -> None:
+        """Count one HTTP request (status 0: no answer) and note the remaining budget."""
+        self.counter.record(call, status)
+        try:
+            remaining: int | None = int(headers.get("x-ratelimit-remaining", ""))
+        except ValueError:
+            remaining = None
+        if remaining == 0 and 200 <= status < 300:
+            try:
+                self._exhausted_until = float(headers.get("x-ratelimit-reset") or 0) + 1.0
+            except ValueError:
+                self._exhausted_until = self._clock() + 60.0
+        if self._on_call is not None:
+            self._on_call(call.operation, status, remaining)

@@ -8,12 +8,11 @@ backoff, GitHub's rate-limit rules, redirects for log downloads, and call counti
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 from urllib.parse import urlencode, urlsplit
 
 import aiohttp
@@ -21,21 +20,26 @@ import gidgethub
 import gidgethub.aiohttp
 from gidgethub import sansio
 
-import bot
 from bot.errors import RetryableError
-from bot.github.calls import DEFAULT_API_URL, ApiCall, ApiResult, CallCounter, Flow
+from bot.github.calls import (
+    DEFAULT_API_URL,
+    USER_AGENT,
+    ApiCall,
+    ApiResult,
+    CallCounter,
+    Flow,
+    OnCall,
+    RateBudget,
+    decode_body,
+    lower_headers,
+)
 from bot.github.retry import RetryPolicy, decide
 
-if TYPE_CHECKING:
-    from bot.app.metrics import Metrics
-
 T = TypeVar("T")
-OnCall = Callable[[str, int, int | None], None]  # operation, status (0: no answer), remaining
 Sleep = Callable[[float], Awaitable[None]]
 EtagCache = MutableMapping[str, tuple[str | None, str | None, Any, str | None]]
 
 DEFAULT_TIMEOUT = aiohttp.ClientTimeout(total=30, sock_connect=10)
-USER_AGENT = f"ci-stability-bot/{bot.__version__}"
 _REDIRECTS = {301, 302, 303, 307, 308}
 _MAX_REDIRECTS = 3
 
@@ -59,38 +63,10 @@ class _RecordingAPI(gidgethub.aiohttp.GitHubAPI):
         return response.status, response.headers, raw
 
 
-def metrics_hook(metrics: Metrics) -> OnCall:
-    """An `on_call` that feeds the App's Prometheus metrics."""
-
-    def on_call(operation: str, status: int, remaining: int | None) -> None:
-        metrics.github_call(operation or "unknown", status)
-        if remaining is not None:
-            resource = "search" if operation.startswith("search/") else "core"
-            metrics.rate_limit_remaining(remaining, resource)
-
-    return on_call
-
-
 def with_query(url: str, params: Mapping[str, str | int] | None) -> str:
     if not params:
         return url
     return f"{url}{'&' if '?' in url else '?'}{urlencode(params)}"
-
-
-def decode_body(headers: Mapping[str, str], raw: bytes) -> Any:
-    if not raw:
-        return None
-    content_type = headers.get("content-type", "")
-    if "json" in content_type:
-        try:
-            return json.loads(raw)
-        except ValueError:
-            return raw
-    return raw
-
-
-def _lower(headers: Mapping[str, str]) -> dict[str, str]:
-    return {k.lower(): v for k, v in headers.items()}
 
 
 class AsyncDriver:
@@ -122,11 +98,10 @@ class AsyncDriver:
         self._sleep = sleep
         self._clock = clock
         self._rand = rand
-        self._on_call = on_call
         self.counter = counter if counter is not None else CallCounter()
+        self._budget = RateBudget(self.counter, on_call, clock, self.policy.max_wait)
         self._write_spacing = write_spacing
         self._last_write = float("-inf")
-        self._exhausted_until = 0.0
 
     def __repr__(self) -> str:  # never show the token
         return f"AsyncDriver(base_url={self.base_url!r})"
@@ -172,14 +147,9 @@ class AsyncDriver:
             await self._sleep(decision.wait)
 
     async def _wait_for_budget(self, call: ApiCall) -> None:
-        wait = self._exhausted_until - self._clock()
-        if wait <= 0:
-            return
-        if wait > self.policy.max_wait:
-            raise RetryableError(
-                f"GitHub rate limit exhausted before {call.operation}", retry_after=wait
-            )
-        await self._sleep(wait)
+        wait = self._budget.wait_before(call)
+        if wait > 0:
+            await self._sleep(wait)
 
     async def _space_writes(self, call: ApiCall) -> None:
         if not call.is_write or self._write_spacing <= 0:
@@ -190,19 +160,8 @@ class AsyncDriver:
         self._last_write = self._clock()
 
     def _observe(self, call: ApiCall, result: ApiResult | None) -> None:
-        status = result.status if result else 0
-        self.counter.record(call, status)
-        remaining: int | None = None
-        if result is not None:
-            try:
-                remaining = int(result.header("x-ratelimit-remaining") or "")
-            except ValueError:
-                remaining = None
-            if remaining == 0 and result.ok:
-                reset = float(result.header("x-ratelimit-reset") or 0)
-                self._exhausted_until = reset + 1.0
-        if self._on_call is not None:
-            self._on_call(call.operation, status, remaining)
+        self._budget.observe(call, result.status if result else 0,
+                             result.headers if result else {})
 
     async def _once(self, call: ApiCall, hops: int = 0) -> ApiResult:
         gh = self._gh
@@ -232,14 +191,14 @@ class AsyncDriver:
                 return self._from_cache(url, gh.last[1], data)
         assert gh.last is not None
         status, headers, raw = gh.last
-        lowered = _lower(headers)
+        lowered = lower_headers(headers)
         location = lowered.get("location")
         if status in _REDIRECTS and location and hops < _MAX_REDIRECTS:
             return await self._follow(call, status, location, hops)
         return ApiResult(status, lowered, decode_body(lowered, raw))
 
     def _from_cache(self, url: str, headers: Mapping[str, str], data: Any) -> ApiResult:
-        lowered = _lower(headers)
+        lowered = lower_headers(headers)
         filled = sansio.format_url(url, {}, base_url=self.base_url)
         entry = self._cache.get(filled) if self._cache is not None else None
         if entry is not None and entry[3] and "link" not in lowered:
@@ -256,5 +215,5 @@ class AsyncDriver:
         # our token, which must never leave for another host.
         async with self._session.get(location, timeout=self._timeout) as response:
             raw = await response.read()
-            headers = _lower(response.headers)
+            headers = lower_headers(response.headers)
         return ApiResult(response.status, headers, decode_body(headers, raw))

@@ -8,10 +8,9 @@ errors as the async driver, and never raises for 404 or 422: flows decide.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import requests
 from github import Auth, Github, GithubException
@@ -19,8 +18,18 @@ from github.GithubException import RateLimitExceededExceedsMaxWait
 from github.GithubRetry import GithubRetry
 
 from bot.errors import RetryableError
-from bot.github.calls import DEFAULT_API_URL, ApiCall, ApiResult, CallCounter, Flow
-from bot.github.drive_async import USER_AGENT, OnCall
+from bot.github.calls import (
+    DEFAULT_API_URL,
+    USER_AGENT,
+    ApiCall,
+    ApiResult,
+    CallCounter,
+    Flow,
+    OnCall,
+    RateBudget,
+    decode_body,
+    lower_headers,
+)
 from bot.github.retry import RetryPolicy, decide
 
 T = TypeVar("T")
@@ -43,17 +52,6 @@ def github_retry(
         raise_on_status=False,
         respect_retry_after_header=True,
     )
-
-
-def _decode(headers: Mapping[str, str], text: str) -> Any:
-    if not text:
-        return None
-    if "json" in headers.get("content-type", ""):
-        try:
-            return json.loads(text)
-        except ValueError:
-            pass
-    return text.encode("utf-8")
 
 
 class SyncDriver:
@@ -84,11 +82,9 @@ class SyncDriver:
         )
         self._requester = self._github.requester
         self.counter = counter if counter is not None else CallCounter()
-        self._on_call = on_call
+        self._budget = RateBudget(self.counter, on_call, clock, max_wait)
         self._sleep = sleep
         self._clock = clock
-        self._max_wait = max_wait
-        self._exhausted_until = 0.0
 
     def __repr__(self) -> str:  # never show the token
         return f"SyncDriver(base_url={self.base_url!r})"
@@ -107,10 +103,9 @@ class SyncDriver:
         finally:
             flow.close()
 
-    def _follow(self, location: str) -> tuple[int, dict[str, str], str]:
+    def _follow(self, location: str) -> tuple[int, dict[str, str], bytes]:
         response = requests.get(location, timeout=self._timeout_seconds, allow_redirects=True)
-        lowered = {k.lower(): str(v) for k, v in response.headers.items()}
-        return response.status_code, lowered, response.text
+        return response.status_code, lower_headers(response.headers), response.content
 
     def call(self, call: ApiCall) -> ApiResult:
         self._wait_for_budget(call)
@@ -119,19 +114,19 @@ class SyncDriver:
                 call.method.upper(), call.url, parameters=dict(call.params or {}) or None,
                 headers={"Accept": call.accept}, input=call.body, follow_302_redirect=False,
             )
-            lowered = {k.lower(): str(v) for k, v in headers.items()}
+            lowered = lower_headers(headers)
+            raw = (text or "").encode("utf-8")
             if status in (301, 302, 307) and "location" in lowered:
                 # Job logs redirect to a short-lived blob URL on another host: fetch it
                 # ourselves, without our Authorization header (PyGithub would forward it).
-                status, lowered, text = self._follow(lowered["location"])
-            result = ApiResult(status, lowered, _decode(lowered, text))
+                status, lowered, raw = self._follow(lowered["location"])
+            result = ApiResult(status, lowered, decode_body(lowered, raw))
         except RateLimitExceededExceedsMaxWait as exc:
             self._observe(call, exc.status, {})
             raise RetryableError(f"GitHub {call.operation}: rate limited",
                                  retry_after=exc.wait) from None
         except GithubException as exc:  # GithubRetry raises for a 403 it will not retry
-            lowered = {k.lower(): str(v) for k, v in (exc.headers or {}).items()}
-            result = ApiResult(exc.status, lowered, exc.data)
+            result = ApiResult(exc.status, lower_headers(exc.headers or {}), exc.data)
         except (requests.RequestException, OSError) as exc:
             self._observe(call, 0, {})
             raise RetryableError(
@@ -149,21 +144,9 @@ class SyncDriver:
         return result
 
     def _wait_for_budget(self, call: ApiCall) -> None:
-        wait = self._exhausted_until - self._clock()
-        if wait <= 0:
-            return
-        if wait > self._max_wait:
-            raise RetryableError(f"GitHub rate limit exhausted before {call.operation}",
-                                 retry_after=wait)
-        self._sleep(wait)
+        wait = self._budget.wait_before(call)
+        if wait > 0:
+            self._sleep(wait)
 
     def _observe(self, call: ApiCall, status: int, headers: Mapping[str, str]) -> None:
-        self.counter.record(call, status)
-        try:
-            remaining: int | None = int(headers.get("x-ratelimit-remaining", ""))
-        except ValueError:
-            remaining = None
-        if remaining == 0 and 200 <= status < 300:
-            self._exhausted_until = float(headers.get("x-ratelimit-reset") or 0) + 1.0
-        if self._on_call is not None:
-            self._on_call(call.operation, status, remaining)
+        self._budget.observe(call, status, headers)

@@ -7,18 +7,13 @@ was lost, can find out from GitHub what it already published.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import hashlib
-import json
-import re
-import zlib
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from bot.render import markers
+
 STATE_VERSION = 1
-_STATE_RE = re.compile(r"<!-- ci-stability:state=([A-Za-z0-9+/=]+) -->")
-_FP_RE = re.compile(r"<!-- ci-stability:fp=([0-9a-f]{6,64}) -->")
 MAX_POSTED = 5_000
 MAX_EMBEDDED_FINDINGS = 300  # keeps the hidden copy small next to the summary table
 MAX_REVIEW_SHAS = 100
@@ -100,29 +95,12 @@ class PrState:
                 fp: asdict(k) for fp, k in list(self.resolved.items())[:MAX_EMBEDDED_FINDINGS]
             },
         }
-        packed = zlib.compress(json.dumps(data, separators=(",", ":")).encode(), 9)
-        # Standard base64 never contains "--", which would end the HTML comment.
-        return f"<!-- ci-stability:state={base64.b64encode(packed).decode()} -->"
+        return markers.state(data)
 
     @classmethod
     def from_summary(cls, body: str) -> PrState:
-        found = _STATE_RE.search(body)
-        if found is None:
-            return cls()
-        try:
-            data = json.loads(zlib.decompress(base64.b64decode(found[1], validate=True)))
-        except (binascii.Error, zlib.error, ValueError):
-            return cls()
-        return cls.from_dict(data)
-
-
-def visible(body: str) -> str:
-    """A summary comment without its hidden state."""
-    return _STATE_RE.sub("", body).rstrip()
-
-
-def fingerprints_in(text: str) -> list[str]:
-    return _FP_RE.findall(text)
+        data = markers.state_in(body)
+        return cls() if data is None else cls.from_dict(data)
 
 
 def digest(text: str) -> str:

@@ -15,8 +15,8 @@ from typing import Any
 from bot.core.report import Report, Waiver
 from bot.core.snapshot import PullRequestSnapshot
 from bot.github.calls import ApiCall, Flow, GitHubError, paginate, repo_path
-from bot.github.pr_state import CheckRef, Known, PrState, digest, fingerprints_in, visible
-from bot.render import jsonout, markdown, mdsafe
+from bot.github.pr_state import CheckRef, Known, PrState, digest
+from bot.render import jsonout, markdown, markers, mdsafe
 from bot.render.checkrun import (
     ACTIONS,
     CHECK_NAME,
@@ -24,7 +24,7 @@ from bot.render.checkrun import (
     check_run_output,
     waivers_markdown,
 )
-from bot.render.review import MAX_COMMENTS, REVIEW_MARKER, review_comments
+from bot.render.review import MAX_COMMENTS, review_comments
 
 RESOLVED_SHOWN = 50
 CRASH_SUMMARY = (
@@ -49,16 +49,16 @@ def recover_state(owner: str, repo: str, number: int, bot_login: str) -> Flow[Pr
     comments = yield from paginate(f"{base}/issues/{number}/comments", "issues/list-comments")
     state = PrState()
     summary = next((c for c in comments if _by(c, bot_login)
-                    and markdown.SUMMARY_MARKER in (c.get("body") or "")), None)
+                    and markers.is_summary(c.get("body") or "")), None)
     if summary is not None:
         state = PrState.from_summary(summary["body"])
         state.summary_id = summary["id"]
-        state.summary_digest = digest(visible(summary["body"]))
+        state.summary_digest = digest(markers.without_state(summary["body"]))
     reviews = yield from paginate(f"{base}/pulls/{number}/reviews", "pulls/list-reviews")
     for review in reviews:
         body = review.get("body") or ""
-        if _by(review, bot_login) and REVIEW_MARKER in body:
-            state.posted.extend(fingerprints_in(body))
+        if _by(review, bot_login) and markers.is_review(body):
+            state.posted.extend(markers.fingerprints_in(body))
             state.review_shas.append(str(review.get("commit_id")))
     state.history_known = True
     return state
@@ -232,7 +232,7 @@ def _publish_summary(state: PrState, report: Report, owner: str, repo: str, numb
     body = summary_body(report, state)
     # Compared without the hidden state: a re-run that changes nothing a reader sees
     # (only, say, the check run's id) does not edit the comment.
-    if digest(visible(body)) == state.summary_digest:
+    if digest(markers.without_state(body)) == state.summary_digest:
         return
     call = _summary_call(owner, repo, number, state.summary_id, body)
     result = yield call
@@ -247,7 +247,8 @@ def _publish_summary(state: PrState, report: Report, owner: str, repo: str, numb
         return
     if not result.ok:
         raise GitHubError(call, result)
-    state.summary_id, state.summary_digest = int(result.data["id"]), digest(visible(body))
+    state.summary_id = int(result.data["id"])
+    state.summary_digest = digest(markers.without_state(body))
 
 
 def _known(report: Report) -> dict[str, Known]:

@@ -5,15 +5,10 @@ from __future__ import annotations
 import bot
 from bot.core.findings import Finding, Severity
 from bot.core.report import Report
-from bot.render import mdsafe
+from bot.render import markers, mdsafe
 
-SUMMARY_MARKER = "<!-- ci-stability:summary -->"
 COMMENT_LIMIT = 60_000  # GitHub refuses comment bodies over 65,536 characters
 _ICON = {Severity.ERROR: "❌ error", Severity.WARNING: "⚠️ warning", Severity.NOTICE: "ℹ️ notice"}
-
-
-def fingerprint_marker(fingerprint: str) -> str:
-    return f"<!-- ci-stability:fp={fingerprint} -->"
 
 
 def headline(report: Report) -> str:
@@ -55,7 +50,7 @@ def _footer(report: Report) -> str:
 
 def render(report: Report, limit: int = COMMENT_LIMIT, marker: bool = True) -> str:
     """The summary, trimmed to `limit` characters by dropping table rows, never mid-row."""
-    head = [SUMMARY_MARKER] if marker else []
+    head = [markers.SUMMARY] if marker else []
     head.append(f"### CI stability review: {headline(report)}")
     tail: list[str] = []
     if report.suppressed:

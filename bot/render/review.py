@@ -9,11 +9,9 @@ from typing import Any
 from bot.core.findings import Finding, Severity
 from bot.core.report import Report
 from bot.core.snapshot import ChangedFile, Hunk, PullRequestSnapshot
-from bot.render import mdsafe
-from bot.render.markdown import fingerprint_marker
+from bot.render import markers, mdsafe
 
 MAX_COMMENTS = 30  # GitHub documents no limit, but large reviews get refused as spam
-REVIEW_MARKER = "<!-- ci-stability:review -->"
 BODY_LIMIT = 60_000
 _ICON = {Severity.ERROR: "❌", Severity.WARNING: "⚠️", Severity.NOTICE: "ℹ️"}
 
@@ -58,7 +56,7 @@ def comment_body(finding: Finding, exact: bool) -> str:
         # An empty block deletes the lines; `fenced("")` would leave a blank line.
         parts.append("```suggestion\n```" if not replacement
                      else mdsafe.fenced(replacement, "suggestion"))
-    parts.append(fingerprint_marker(finding.fingerprint))
+    parts.append(markers.fingerprint(finding.fingerprint))
     return "\n\n".join(parts)[:BODY_LIMIT]
 
 
@@ -77,10 +75,10 @@ def _comment(finding: Finding, start: int, end: int) -> dict[str, Any]:
 def review_body(report: Report, fingerprints: Iterable[str], placed: int, leftover: int) -> str:
     sha = f" on `{report.head_sha[:7]}`" if report.head_sha else ""
     noun = "finding" if placed == 1 else "findings"
-    lines = [REVIEW_MARKER, f"**CI stability review**: {placed} new {noun}{sha}, inline below."]
+    lines = [markers.REVIEW, f"**CI stability review**: {placed} new {noun}{sha}, inline below."]
     if leftover:
         lines.append(f"{leftover} more new finding(s) outside the diff are in the summary comment.")
-    lines.append(" ".join(fingerprint_marker(fp) for fp in fingerprints))
+    lines.append(" ".join(markers.fingerprint(fp) for fp in fingerprints))
     return "\n\n".join(lines)
 
 

@@ -10,7 +10,7 @@ from bot.evidence.index import SqliteFailureIndex
 from bot.evidence.lookup import evidence_decorator, index_digest
 from bot.evidence.section import SECTION_TITLE
 from bot.github.review import ReviewRequest, review_pull_request
-from bot.render.markdown import SUMMARY_MARKER
+from bot.render.markers import SUMMARY as SUMMARY_MARKER
 from tests.evidence.factories import GLM_CONFIG, NOW, nightly_oom_on_fake_github
 from tests.github.kit import BOT, NAME, OWNER, REPO, TEST_RULES, app_side, new_fake, push, run
 from tests.github.kit import workflow as ci_workflow

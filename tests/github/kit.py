@@ -14,8 +14,8 @@ from gidgethub.aiohttp import GitHubAPI
 
 from bot.core.findings import Finding, Severity
 from bot.github.auth import AppAuth
-from bot.github.calls import CallCounter, Flow
-from bot.github.drive_async import AsyncDriver, OnCall
+from bot.github.calls import CallCounter, Flow, OnCall
+from bot.github.drive_async import AsyncDriver
 from bot.github.retry import RetryPolicy
 from bot.sources.files import synthesize_patch
 from rules.base import Rule, RuleContext

@@ -10,7 +10,7 @@ import pytest
 from bot.cli.review_github import main, parse_target
 from bot.github.drive_sync import SyncDriver, github_retry
 from bot.github.review import ReviewRequest, review_pull_request
-from bot.render.markdown import SUMMARY_MARKER
+from bot.render.markers import SUMMARY as SUMMARY_MARKER
 from tests.fakegithub import FakeGitHub, running_fake_github
 
 from .kit import (

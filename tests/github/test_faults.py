@@ -8,14 +8,13 @@ import aiohttp
 import pytest
 from gidgethub.aiohttp import GitHubAPI
 
-from bot.app.metrics import Metrics
+from bot.app.metrics import Metrics, metrics_hook
 from bot.errors import PermanentError, RetryableError
 from bot.github.auth import AppAuth
 from bot.github.calls import ApiCall, repo_path
-from bot.github.drive_async import metrics_hook
 from bot.github.retry import RetryPolicy, decide
 from bot.github.review import ReviewRequest, review_pull_request
-from bot.render.markdown import SUMMARY_MARKER
+from bot.render.markers import SUMMARY as SUMMARY_MARKER
 
 from .kit import (
     APP_ID,

@@ -7,7 +7,7 @@ from typing import Any
 from bot.github.publish import fail_check
 from bot.github.review import ReviewOutcome, ReviewRequest, review_pull_request
 from bot.render.checkrun import CHECK_NAME
-from bot.render.markdown import SUMMARY_MARKER
+from bot.render.markers import SUMMARY as SUMMARY_MARKER
 from tests.fakegithub import FakeGitHub
 
 from .kit import (

@@ -12,7 +12,6 @@ from bot.core.findings import Finding, Severity
 from bot.core.report import Report, Waiver
 from bot.core.snapshot import PullRequestSnapshot
 from bot.github.patch_texts import added_text, base_from_head, removed_text
-from bot.github.pr_state import fingerprints_in
 from bot.render.checkrun import (
     ACTIONS,
     CHECK_NAME,
@@ -21,6 +20,7 @@ from bot.render.checkrun import (
     check_run_output,
     waivers_markdown,
 )
+from bot.render.markers import fingerprints_in
 from bot.render.review import review_comments
 from bot.sources.files import from_github_entry, synthesize_patch
 
