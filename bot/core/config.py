@@ -13,6 +13,7 @@ from typing import Any
 
 import yaml
 
+from bot.core.config_defaults import DEFAULT_DEDUP_HEADING, DEFAULT_KNOBS
 from bot.core.findings import Severity
 from bot.core.globs import validate_glob
 from bot.core.surfaces import SURFACES
@@ -20,45 +21,6 @@ from bot.core.surfaces import SURFACES
 CONFIG_PATH = ".github/ci-stability.yml"
 MAX_CONFIG_BYTES = 256 * 1024
 _MAX_NODES = 20_000  # guards against alias bombs: composed YAML shares nodes
-
-DEFAULT_KNOBS: tuple[str, ...] = (
-    "mem-fraction-static",
-    "gpu-memory-utilization",
-    "max-num-batched-tokens",
-    "max-model-len",
-    "max-num-seqs",
-    "max-concurrency",
-    "cuda-graph-*",
-    "*capture-sizes*",
-    "*cuda-graph-bs*",
-    "*timeout*",
-    "max-wait*",
-    "*accuracy-threshold*",
-    "*threshold",
-    "rtol",
-    "atol",
-    "min-throughput",
-    "batch-size",
-    "num-questions",
-    "num-fewshot",
-    "num-prompts",
-    "*-parallel-size",
-    "tp",
-    "dp",
-    "*concurrency*",
-    "parallel",
-    "parallelism",
-)
-
-# Headings that mark a duplicate-work check. Bounded repetitions only: PR bodies are
-# attacker-controlled, and `\s*` runs against long whitespace backtrack badly.
-DEFAULT_DEDUP_HEADING = (
-    r"(?im)^[ \t]{0,3}(?:#{1,6}|\*\*)?[ \t]{0,3}"
-    r"(?:duplicate[- ]?(?:work|check|search|prs?|issues?)|duplicates\b|dedup\w*"
-    r"|not a duplicate|related (?:prs?|work|issues?|pull requests?)|similar prs?"
-    r"|overlapping (?:prs?|work)|prior (?:art|work|prs?)|existing (?:prs?|work|issues?))"
-)
-
 
 class ConfigError(ValueError):
     """A configuration problem, already phrased for the person who wrote the file."""

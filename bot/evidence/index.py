@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Sequence
 from dataclasses import fields
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from bot.evidence.index_query import JOB_COLUMNS, column_value, job_from_row, job_where
 from bot.evidence.records import (
     FAILED,
     PASSED,
@@ -36,6 +36,7 @@ __all__ = [
     "FailureIndexError", "JobQuery", "JobRecord", "RunRecord", "SqliteFailureIndex",
     "from_text", "to_text",
 ]
+
 
 SCHEMA_VERSION = 1
 
@@ -70,9 +71,7 @@ CREATE TABLE IF NOT EXISTS ci_cursors (
 """
 
 # Context and mentions are stored one per line; a log line holds no newline.
-_SEP = "\n"
 _RUN_COLUMNS = [f.name for f in fields(RunRecord)]
-_JOB_COLUMNS = [f.name for f in fields(JobRecord)]
 # Columns a later, sparser report (a job webhook after a backfill) must not blank out.
 _KEEP_IF_NULL = {
     "workflow_path", "branch", "commit_sha", "pr_number", "url", "run_url", "event",
@@ -124,12 +123,12 @@ class SqliteFailureIndex:
 
     # -- writes ---------------------------------------------------------------------------
     def upsert_run(self, run: RunRecord, *, now: datetime) -> None:
-        values = {name: _column(getattr(run, name)) for name in _RUN_COLUMNS}
+        values = {name: column_value(getattr(run, name)) for name in _RUN_COLUMNS}
         values["ingested_at"] = to_text(now)
         self._upsert("ci_runs", values, ("provider", "run_id"))
 
     def upsert_job(self, job: JobRecord, *, now: datetime) -> None:
-        values = {name: _column(getattr(job, name)) for name in _JOB_COLUMNS}
+        values = {name: column_value(getattr(job, name)) for name in JOB_COLUMNS}
         values["ingested_at"] = to_text(now)
         self._upsert("ci_jobs", values, ("provider", "job_id", "attempt"))
 
@@ -215,9 +214,9 @@ class SqliteFailureIndex:
 
     def jobs(self, query: JobQuery) -> list[JobRecord]:
         """Matching jobs, newest first; run-level PR numbers fill in what jobs lack."""
-        where, params = _where(query)
+        where, params = job_where(query)
         sql = (
-            f"SELECT {', '.join('j.' + c for c in _JOB_COLUMNS if c != 'pr_number')}, "
+            f"SELECT {', '.join('j.' + c for c in JOB_COLUMNS if c != 'pr_number')}, "
             "COALESCE(j.pr_number, r.pr_number) "
             "FROM ci_jobs j LEFT JOIN ci_runs r ON r.provider = j.provider AND r.run_id = j.run_id"
             f"{' WHERE ' + ' AND '.join(where) if where else ''} "
@@ -225,7 +224,7 @@ class SqliteFailureIndex:
         )
         with self._lock:
             rows = self._db.execute(sql, [*params, max(query.limit, 0)]).fetchall()
-        return [_job_from_row(row) for row in rows]
+        return [job_from_row(row) for row in rows]
 
     def coverage(self, repo: str | None = None) -> Coverage:
         sql = (
@@ -239,77 +238,3 @@ class SqliteFailureIndex:
         with self._lock:
             count, failures, oldest, newest = self._db.execute(sql, params).fetchone()
         return Coverage(int(count or 0), int(failures or 0), from_text(oldest), from_text(newest))
-
-
-def _column(value: Any) -> Any:
-    if isinstance(value, datetime):
-        return to_text(value)
-    if isinstance(value, tuple):
-        return _SEP.join(str(v).replace("\n", " ") for v in value)
-    if isinstance(value, bool):
-        return int(value)
-    return value
-
-
-_TEXT_COLUMNS = (
-    "j.job_name", "j.step", "j.pipeline", "j.workflow_path", "j.line", "j.surface",
-    "j.context", "j.mentions",
-)
-
-
-def _like(value: str) -> str:
-    escaped = value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return f"%{escaped}%"
-
-
-def _in(column: str, values: Sequence[str], where: list[str], params: list[Any]) -> None:
-    where.append(f"{column} IN ({', '.join('?' for _ in values)})")
-    params.extend(values)
-
-
-def _where(query: JobQuery) -> tuple[list[str], list[Any]]:
-    where: list[str] = []
-    params: list[Any] = []
-    if query.repo is not None:
-        where.append("j.repo = ? COLLATE NOCASE")
-        params.append(query.repo)
-    if query.since is not None:
-        where.append("COALESCE(j.finished_at, j.ingested_at) >= ?")
-        params.append(to_text(query.since))
-    if query.until is not None:
-        where.append("COALESCE(j.finished_at, j.ingested_at) <= ?")
-        params.append(to_text(query.until))
-    for column, values in (
-        ("j.conclusion", query.conclusions), ("j.job_name", query.job_names),
-        ("j.signature", query.signatures), ("j.commit_sha", query.commits),
-        ("j.category", query.categories),
-    ):
-        if values:
-            _in(column, values, where, params)
-    if query.text_any:
-        alternatives = []
-        for needle in query.text_any:
-            for column in _TEXT_COLUMNS:
-                alternatives.append(f"{column} LIKE ? ESCAPE '\\'")
-                params.append(_like(needle))
-        where.append(f"({' OR '.join(alternatives)})")
-    for column, pattern in (("j.job_name", query.job_name_like),
-                            ("j.signature", query.signature_like)):
-        if pattern:
-            where.append(f"{column} LIKE ? ESCAPE '\\'")
-            params.append(_like(pattern))
-    return where, params
-
-
-def _job_from_row(row: Sequence[Any]) -> JobRecord:
-    names = [c for c in _JOB_COLUMNS if c != "pr_number"] + ["pr_number"]
-    raw = dict(zip(names, row, strict=True))
-    values: dict[str, Any] = {}
-    for name in _JOB_COLUMNS:
-        value = raw[name]
-        if name in {"started_at", "finished_at", "ingested_at"}:
-            value = from_text(value)
-        elif name in {"context", "mentions"}:
-            value = tuple(value.split(_SEP)) if value else ()
-        values[name] = value
-    return JobRecord(**values)

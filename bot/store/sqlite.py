@@ -18,7 +18,6 @@ import json
 import sqlite3
 import threading
 import time
-import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -34,17 +33,10 @@ from bot.store.base import (
     WaiverRow,
 )
 from bot.store.migrations import apply_migrations
+from bot.store.rows import DELIVERY_COLUMNS, delivery_from_row, encode_payload
 
 Synchronous = Literal["NORMAL", "FULL"]
 BUSY_TIMEOUT_MS = 10_000
-# Webhook payloads are ~10-30 kB of highly repetitive JSON (URLs, user objects); level-1
-# zlib shrinks them ~7x, which costs less than writing the extra pages to the WAL and
-# then the database (measured in bench/RESULTS-intake.md).
-COMPRESS_OVER_BYTES = 1024
-_DELIVERY_COLUMNS = (
-    "id, event, action, payload, payload_encoding, received_at, not_before, group_key,"
-    " status, attempts, last_error"
-)
 _INSERT_DELIVERY = (
     "INSERT INTO deliveries (id, event, action, payload, payload_encoding, received_at,"
     " not_before, group_key, status, attempts, updated_at)"
@@ -108,7 +100,7 @@ class SqliteStore:
         added: list[bool] = []
         now = time.time()
         # Compressed before taking the lock: zlib releases the GIL, sqlite3 does not need it.
-        encoded = [_encode(d.payload) for d in batch]
+        encoded = [encode_payload(d.payload) for d in batch]
         with self.writing() as conn:
             for d, (payload, encoding) in zip(batch, encoded, strict=True):
                 cursor = conn.execute(_INSERT_DELIVERY, (
@@ -126,10 +118,10 @@ class SqliteStore:
                 " updated_at = ? WHERE id = (SELECT id FROM deliveries"
                 " WHERE status = 'pending' AND not_before <= ?"
                 " ORDER BY not_before, received_at LIMIT 1)"
-                f" RETURNING {_DELIVERY_COLUMNS}",
+                f" RETURNING {DELIVERY_COLUMNS}",
                 (time.time(), now),
             ).fetchone()
-        return None if row is None else _delivery(row)
+        return None if row is None else delivery_from_row(row)
 
     def complete(self, delivery_id: str) -> None:
         self._set_status(delivery_id, "done")
@@ -174,9 +166,9 @@ class SqliteStore:
     def get_delivery(self, delivery_id: str) -> Delivery | None:
         with self._lock:
             row = self._conn.execute(
-                f"SELECT {_DELIVERY_COLUMNS} FROM deliveries WHERE id = ?", (delivery_id,)
+                f"SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE id = ?", (delivery_id,)
             ).fetchone()
-        return None if row is None else _delivery(row)
+        return None if row is None else delivery_from_row(row)
 
     def counts(self) -> dict[DeliveryStatus, int]:
         result: dict[DeliveryStatus, int] = dict.fromkeys(STATUSES, 0)
@@ -288,20 +280,3 @@ class SqliteStore:
     def close(self) -> None:
         with self._lock:
             self._conn.close()
-
-
-def _encode(payload: bytes) -> tuple[bytes, str]:
-    if len(payload) < COMPRESS_OVER_BYTES:
-        return payload, "identity"
-    return zlib.compress(payload, 1), "zlib"
-
-
-def _delivery(row: tuple[Any, ...]) -> Delivery:
-    payload = bytes(row[3])
-    if row[4] == "zlib":
-        payload = zlib.decompress(payload)
-    return Delivery(
-        id=row[0], event=row[1], action=row[2], payload=payload,
-        received_at=float(row[5]), not_before=float(row[6]), group_key=row[7],
-        status=row[8], attempts=int(row[9]), last_error=row[10],
-    )

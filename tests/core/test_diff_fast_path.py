@@ -13,14 +13,10 @@ from itertools import chain
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.core.diff import (
-    _HUNK_RE,
-    _body_end,
-    _body_fast,
-    _body_loop,
-    _split_files,
-    parse_hunks,
-)
+from bot.core.diff import _HUNK_RE, _split_files, parse_hunks
+from bot.core.hunk_body import body_end as _body_end
+from bot.core.hunk_body import body_fast as _body_fast
+from bot.core.hunk_body import body_loop as _body_loop
 from bot.core.snapshot import Hunk
 
 _BODY_LINE = st.one_of(

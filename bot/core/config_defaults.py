@@ -1,0 +1,41 @@
+"""The config's defaults that are data: the knob vocabulary and the dedup heading."""
+
+from __future__ import annotations
+
+DEFAULT_KNOBS: tuple[str, ...] = (
+    "mem-fraction-static",
+    "gpu-memory-utilization",
+    "max-num-batched-tokens",
+    "max-model-len",
+    "max-num-seqs",
+    "max-concurrency",
+    "cuda-graph-*",
+    "*capture-sizes*",
+    "*cuda-graph-bs*",
+    "*timeout*",
+    "max-wait*",
+    "*accuracy-threshold*",
+    "*threshold",
+    "rtol",
+    "atol",
+    "min-throughput",
+    "batch-size",
+    "num-questions",
+    "num-fewshot",
+    "num-prompts",
+    "*-parallel-size",
+    "tp",
+    "dp",
+    "*concurrency*",
+    "parallel",
+    "parallelism",
+)
+
+# Headings that mark a duplicate-work check. Bounded repetitions only: PR bodies are
+# attacker-controlled, and `\s*` runs against long whitespace backtrack badly.
+DEFAULT_DEDUP_HEADING = (
+    r"(?im)^[ \t]{0,3}(?:#{1,6}|\*\*)?[ \t]{0,3}"
+    r"(?:duplicate[- ]?(?:work|check|search|prs?|issues?)|duplicates\b|dedup\w*"
+    r"|not a duplicate|related (?:prs?|work|issues?|pull requests?)|similar prs?"
+    r"|overlapping (?:prs?|work)|prior (?:art|work|prs?)|existing (?:prs?|work|issues?))"
+)
