@@ -7,12 +7,11 @@ live in `bot.core.rule`.
 from __future__ import annotations
 
 import inspect
-import re
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
 from bot.core.findings import Evidence, Finding, Severity
-from bot.core.rule import RuleContext
+from bot.core.rule import RuleContext, doc_section
 from bot.core.snapshot import ChangedFile
 
 __all__ = ["Rule", "RuleContext"]
@@ -45,12 +44,7 @@ class Rule:
 
     @classmethod
     def doc_section(cls, title: str) -> str:
-        match = re.search(
-            rf"^{re.escape(title)}\s*\n[-=~]*\n?(.*?)(?=^\S[^\n]*\n[-=~]{{3,}}|\Z)",
-            cls.docs(),
-            re.S | re.M,
-        )
-        return match.group(1).strip() if match else ""
+        return doc_section(cls.docs(), title)
 
     def finding(
         self,
