@@ -101,7 +101,8 @@ def main() -> int:
         files.append(entry)
         seen_dirs.add(str(PurePosixPath(old or path).parent))
     for d in sorted(seen_dirs):
-        tree = git(a.git_dir, "ls-tree", "--name-only", parent, f"{d}/" if d != "." else "")
+        where = [f"{d}/"] if d != "." else []  # the root: no path argument at all
+        tree = git(a.git_dir, "ls-tree", "--name-only", parent, *where)
         names = tree.decode("utf-8", "replace").splitlines()
         exts = {PurePosixPath(p).suffix for p in changed if str(PurePosixPath(p).parent) == d}
         picked = [n for n in sorted(names) if PurePosixPath(n).suffix in exts
