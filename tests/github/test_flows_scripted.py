@@ -34,7 +34,8 @@ def test_an_error_status_is_a_github_error_naming_the_operation() -> None:
 
 
 def test_known_state_recovers_what_the_bot_published_from_its_markers() -> None:
-    summary = "\n".join([markers.SUMMARY, "table", markers.state({"version": 1, "head_sha": "abc"})])
+    hidden = markers.state({"version": 1, "head_sha": "abc"})
+    summary = "\n".join([markers.SUMMARY, "table", hidden])
     review = f"{markers.REVIEW}\n{markers.fingerprint('abcdef12')}"
     driver = ScriptedDriver([
         Step("GET", f"{BASE}/issues/7/comments", answer(200, [
