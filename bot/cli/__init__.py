@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 
 import bot
-from bot.cli.common import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
+from bot.cli.exits import EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
 
 COMMANDS: dict[str, tuple[str, str]] = {
     "review": ("bot.cli.review", "review a pull request (patch, git range, PR JSON, GitHub)"),

@@ -7,6 +7,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from bot.cli.exits import EXIT_FINDINGS as EXIT_FINDINGS
+from bot.cli.exits import EXIT_INTERNAL as EXIT_INTERNAL
+from bot.cli.exits import EXIT_OK as EXIT_OK
+from bot.cli.exits import EXIT_USAGE as EXIT_USAGE
 from bot.core.config import Config
 from bot.core.findings import Severity
 from bot.core.report import Report
@@ -14,7 +18,6 @@ from bot.core.rule import Rule
 from bot.render import render
 from rules import ALL_RULES, RULES_BY_ID
 
-EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 FAIL_LEVELS = ("none", "notice", "warning", "error")
 ACTIONS_BOT = "github-actions[bot]"
 

@@ -23,6 +23,7 @@ from bot.evidence.extract import (
     extract_binary,
     extract_file,
 )
+from bot.evidence.multimatch import ENGINES, EngineUnavailable
 
 EXIT_OK, EXIT_USAGE = 0, 2
 PROG = "ci-stability logs"
@@ -55,6 +56,12 @@ def _parser() -> argparse.ArgumentParser:
         metavar="N",
         help=f"lines of context before and after (0-{MAX_CONTEXT}, default {DEFAULT_CONTEXT})",
     )
+    extract.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default="auto",
+        help="prefilter engine: hyperscan when installed (auto), or the pure-Python one",
+    )
     return parser
 
 
@@ -84,6 +91,7 @@ def to_json(result: Result) -> dict[str, Any]:
                 ],
             },
             "note": result.note,
+            "skipped": result.skipped,
         }
     return {
         "category": None,
@@ -94,12 +102,15 @@ def to_json(result: Result) -> dict[str, Any]:
         "context": [],
         "reason": f"no root cause found: {result.reason}",
         "lines_scanned": result.lines_scanned,
+        "skipped": result.skipped,
     }
 
 
 def to_text(result: Result) -> str:
     if not isinstance(result, RootCause):
         out = [f"no root cause found: {result.reason} ({result.lines_scanned} lines scanned)"]
+        if result.skipped:
+            out.append(f"skipped: {result.skipped}")
         if result.surface is not None:
             out.append(f"surface symptom: line {result.surface.line_no}: {result.surface.line}")
         return "\n".join(out) + "\n"
@@ -110,6 +121,8 @@ def to_text(result: Result) -> str:
     ]
     if result.note:
         out.append(f"note:       {result.note}")
+    if result.skipped:
+        out.append(f"skipped:    {result.skipped}")
     if result.surface is not None:
         out.append(f"surface:    line {result.surface.line_no}: {result.surface.line}")
     if result.attempts > 1:
@@ -134,9 +147,12 @@ def _run_extract(args: argparse.Namespace) -> int:
         raise _UsageError(f"--context must be between 0 and {MAX_CONTEXT}")
     try:
         if args.file == "-":
-            result = extract_binary(sys.stdin.buffer, context=args.context)
+            result = extract_binary(sys.stdin.buffer, context=args.context, engine=args.engine)
         else:
-            result = extract_file(args.file, context=args.context)
+            result = extract_file(args.file, context=args.context, engine=args.engine)
+    except EngineUnavailable as exc:
+        sys.stderr.write(f"{PROG} extract: {exc}\n")
+        return EXIT_USAGE
     except OSError as exc:
         reason = exc.strerror or str(exc)
         sys.stderr.write(f"{PROG} extract: cannot read {args.file}: {reason}\n")

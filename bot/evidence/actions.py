@@ -107,7 +107,7 @@ def _html_base(payload: Mapping[str, Any]) -> str:
 def fetch_job_log(repo: str, job_id: str) -> Flow[ApiResult]:
     owner, name = repo.split("/", 1)
     call = ApiCall("GET", f"{repo_path(owner, name)}/actions/jobs/{job_id}/logs",
-                   operation=LOGS_OPERATION)
+                   operation=LOGS_OPERATION, stream=True)
     result = yield call
     return result
 
@@ -176,31 +176,45 @@ def _missing(record: JobRecord, status: int | None) -> JobRecord:
     return dataclasses.replace(record, log_note=f"log unavailable ({reason})")
 
 
-async def analyse_fetched(fetched: Fetched, max_log_bytes: int) -> JobRecord:
+async def analyse_fetched(fetched: Fetched, max_log_bytes: int | None) -> JobRecord:
     record, data = fetched.job, fetched.log
     if data is None:
         return _missing(record, fetched.log_status) if record.failed else record
-    if hasattr(data, "__aiter__"):
-        stream: AsyncIterator[bytes] = data
-        return with_analysis(record, await analyse_chunks(stream, max_bytes=max_log_bytes))
-    reader = _reader(data)
-    if reader is None:
-        return _missing(record, fetched.log_status)
-    analysis = await asyncio.to_thread(analyse_read, reader.read, max_bytes=max_log_bytes)
-    return with_analysis(record, analysis)
+    try:
+        if hasattr(data, "__aiter__"):
+            stream: AsyncIterator[bytes] = data
+            return with_analysis(record, await analyse_chunks(stream, max_bytes=max_log_bytes))
+        reader = _reader(data)
+        if reader is None:
+            return _missing(record, fetched.log_status)
+        analysis = await asyncio.to_thread(analyse_read, reader.read, max_bytes=max_log_bytes)
+        return with_analysis(record, analysis)
+    finally:
+        _close(data)
 
 
-def analyse_fetched_sync(fetched: Fetched, max_log_bytes: int) -> JobRecord:
+def _close(data: Any) -> None:
+    """Release a streamed body (its connection) whether or not it was read to the end."""
+    close = getattr(data, "close", None)
+    if callable(close):
+        close()
+
+
+def analyse_fetched_sync(fetched: Fetched, max_log_bytes: int | None) -> JobRecord:
     reader = _reader(fetched.log)
     if reader is None:
         return _missing(fetched.job, fetched.log_status) if fetched.job.failed else fetched.job
-    return with_analysis(fetched.job, analyse_read(reader.read, max_bytes=max_log_bytes))
+    try:
+        return with_analysis(fetched.job, analyse_read(reader.read, max_bytes=max_log_bytes))
+    finally:
+        _close(fetched.log)
 
 
 # -- entry points -----------------------------------------------------------------------------
 async def ingest_workflow_job(payload: Mapping[str, Any], driver: AsyncRunner,
                               index: FailureIndex, now: datetime, *,
-                              max_log_bytes: int = DEFAULT_MAX_LOG_BYTES) -> JobRecord | None:
+                              max_log_bytes: int | None = DEFAULT_MAX_LOG_BYTES,
+                              ) -> JobRecord | None:
     """Record one `workflow_job` delivery (the App's webhook handler calls this)."""
     job = payload.get("workflow_job")
     run_id = str(job.get("run_id")) if isinstance(job, Mapping) else ""
@@ -217,7 +231,8 @@ async def ingest_workflow_job(payload: Mapping[str, Any], driver: AsyncRunner,
 
 def ingest_workflow_job_sync(payload: Mapping[str, Any], driver: SyncRunner,
                              index: FailureIndex, now: datetime, *,
-                             max_log_bytes: int = DEFAULT_MAX_LOG_BYTES) -> JobRecord | None:
+                             max_log_bytes: int | None = DEFAULT_MAX_LOG_BYTES,
+                             ) -> JobRecord | None:
     job = payload.get("workflow_job")
     run_id = str(job.get("run_id")) if isinstance(job, Mapping) else ""
     fetched = driver.run(workflow_job_flow(payload, know_run=index.has_run(PROVIDER, run_id)))

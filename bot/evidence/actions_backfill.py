@@ -82,7 +82,7 @@ def _jobs(repo: str, run_id: str) -> Flow[list[Any]]:
 
 class _Backfill:
     def __init__(self, driver: SyncRunner, index: FailureIndex, repo: str, now: datetime,
-                 progress: Progress | None, max_log_bytes: int) -> None:
+                 progress: Progress | None, max_log_bytes: int | None) -> None:
         self.driver, self.index, self.repo, self.now = driver, index, repo, now
         self.progress = progress
         self.max_log_bytes = max_log_bytes
@@ -129,7 +129,7 @@ class _Backfill:
 def backfill_github(driver: SyncRunner, index: FailureIndex, repo: str, *, now: datetime,
                     days: int = 14, workflow: str | None = None,
                     progress: Progress | None = None,
-                    max_log_bytes: int = DEFAULT_MAX_LOG_BYTES) -> BackfillStats:
+                    max_log_bytes: int | None = DEFAULT_MAX_LOG_BYTES) -> BackfillStats:
     """Index the Actions runs of the last `days` days (or since the last pass, if later)."""
     if "/" not in repo:
         raise ValueError(f"expected OWNER/REPO, got {repo!r}")

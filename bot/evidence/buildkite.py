@@ -136,7 +136,7 @@ def job_record(job: Mapping[str, Any], build: Mapping[str, Any],
 
 async def analysed(record: JobRecord, fetch_log: LogFetcher, job: Mapping[str, Any],
                    build: Mapping[str, Any], pipeline: Mapping[str, Any], *,
-                   max_log_bytes: int = DEFAULT_MAX_LOG_BYTES) -> JobRecord:
+                   max_log_bytes: int | None = DEFAULT_MAX_LOG_BYTES) -> JobRecord:
     """`record` with the root cause of its log (or a note saying why there is none)."""
     try:
         analysis = await analyse_chunks(fetch_log(job, build, pipeline), max_bytes=max_log_bytes)
@@ -149,7 +149,7 @@ async def analysed(record: JobRecord, fetch_log: LogFetcher, job: Mapping[str, A
 
 async def ingest_job(job: Mapping[str, Any], build: Mapping[str, Any],
                      pipeline: Mapping[str, Any], *, index: FailureIndex, fetch_log: LogFetcher,
-                     now: datetime, max_log_bytes: int = DEFAULT_MAX_LOG_BYTES
+                     now: datetime, max_log_bytes: int | None = DEFAULT_MAX_LOG_BYTES
                      ) -> JobRecord | None:
     record = job_record(job, build, pipeline)
     if record is None:
@@ -169,7 +169,7 @@ class BuildkiteWebhookHandler:
     def __init__(self, secret: str, index: FailureIndex, fetch_log: LogFetcher,
                  now: Callable[[], datetime], *, fetch_build_jobs: BuildJobsFetcher | None = None,
                  replay_window: float = REPLAY_WINDOW_SECONDS,
-                 max_log_bytes: int = DEFAULT_MAX_LOG_BYTES,
+                 max_log_bytes: int | None = DEFAULT_MAX_LOG_BYTES,
                  max_body_bytes: int = MAX_BODY_BYTES) -> None:
         self._secret = secret
         self._index = index

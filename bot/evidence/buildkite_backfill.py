@@ -50,7 +50,7 @@ def cursor_name(org: str, pipeline: str) -> str:
 
 async def _build(client: BuildkiteClient, index: FailureIndex, build: Mapping[str, Any],
                  pipeline: Mapping[str, Any], stats: BuildkiteBackfillStats, now: datetime,
-                 max_log_bytes: int) -> bool:
+                 max_log_bytes: int | None) -> bool:
     """Index one build; True when it is finished (and so need not be seen again)."""
     run = run_record(build, pipeline)
     if run is None:
@@ -83,7 +83,7 @@ async def _build(client: BuildkiteClient, index: FailureIndex, build: Mapping[st
 async def backfill_buildkite(client: BuildkiteClient, index: FailureIndex, org: str,
                              pipeline: str, *, now: datetime, days: int = 14,
                              progress: Progress | None = None,
-                             max_log_bytes: int = DEFAULT_MAX_LOG_BYTES,
+                             max_log_bytes: int | None = DEFAULT_MAX_LOG_BYTES,
                              max_pages: int = 100) -> BuildkiteBackfillStats:
     """Index the pipeline's builds of the last `days` days (or since the last pass)."""
     name = cursor_name(org, pipeline)

@@ -25,8 +25,15 @@ from typing import BinaryIO
 
 from bot.evidence.chain import NO_CHAIN, Chain, ChainTracker
 from bot.evidence.logstrip import cap, decode_line, strip_markers
+from bot.evidence.multimatch import Engine
 from bot.evidence.patterns import Catalog, Match, load_catalog
-from bot.evidence.scan import CHUNK_SIZE, LineScanner
+from bot.evidence.scan import (
+    CHUNK_SIZE,
+    MAX_CARRY_BYTES,
+    MAX_LINE_BYTES,
+    LineScanner,
+    engines_for,
+)
 from bot.evidence.signature import signature
 
 DEFAULT_CONTEXT = 3
@@ -55,6 +62,8 @@ class RootCause:
     chain: Chain = NO_CHAIN
     # Set when the line is only a wrapper or surface symptom (nothing deeper was found).
     note: str | None = None
+    # What the per-line cap kept from being searched or classified, said plainly.
+    skipped: str | None = None
 
     @property
     def attempts(self) -> int:
@@ -76,6 +85,7 @@ class NoRootCause:
     surface: LogLine | None
     lines_scanned: int
     category: None = None
+    skipped: str | None = None
 
 
 Result = RootCause | NoRootCause
@@ -106,11 +116,13 @@ def extract_stream(
     context: int = DEFAULT_CONTEXT,
     catalog: Catalog | None = None,
     chunk_size: int = CHUNK_SIZE,
+    engine: Engine = "auto",
 ) -> Result:
     """Root cause of the log produced by `read(n)` (e.g. `file.read`), read to its end."""
     catalog = catalog or load_catalog()
     context = min(max(context, 0), MAX_CONTEXT)
-    scanner = LineScanner(read, catalog.prefilter(), context=context, chunk_size=chunk_size)
+    finder, may_match = engines_for(catalog, engine)
+    scanner = LineScanner(read, finder, context=context, chunk_size=chunk_size)
     best: _Best | None = None
     best_signature = ""
     tracker = ChainTracker()
@@ -120,7 +132,7 @@ def extract_stream(
 
     for line_no, raw in scanner.candidates():
         text = strip_markers(decode_line(raw))
-        match = catalog.classify(text)
+        match = catalog.classify(text, may_match)
         if match is None:
             continue
         seen = _Seen(match.pattern.rank, line_no, text)
@@ -141,7 +153,8 @@ def extract_stream(
             strongest_surface = seen
 
     if best is None:
-        return NoRootCause(_no_cause_reason(scanner), None, scanner.lines)
+        return NoRootCause(_no_cause_reason(scanner), None, scanner.lines,
+                           skipped=skipped_note(scanner))
     pattern = best.match.pattern
     note = None
     if best.seen.rank < catalog.min_cause_rank:
@@ -161,7 +174,22 @@ def extract_stream(
         lines_scanned=scanner.lines,
         chain=tracker.chain(),
         note=note,
+        skipped=skipped_note(scanner),
     )
+
+
+def skipped_note(scanner: LineScanner) -> str | None:
+    """What the line cap hid, or None when every byte was searched and classified."""
+    cap_kib = MAX_LINE_BYTES // 1024
+    parts = []
+    if scanner.long_lines:
+        parts.append(f"{scanner.skipped_bytes} bytes past the first "
+                     f"{MAX_CARRY_BYTES >> 20} MiB of {scanner.long_lines} over-long line(s) "
+                     "were not searched")
+    if scanner.clipped_lines:
+        parts.append(f"{scanner.clipped_lines} line(s) longer than {cap_kib} KiB holding a "
+                     f"failure word were classified on their first {cap_kib} KiB only")
+    return "; ".join(parts) or None
 
 
 def _surface_line(seen: _Seen | None) -> LogLine | None:
@@ -181,10 +209,11 @@ def extract_file(
     *,
     context: int = DEFAULT_CONTEXT,
     catalog: Catalog | None = None,
+    engine: Engine = "auto",
 ) -> Result:
     """Root cause of the log file at `path` (raises OSError if it cannot be read)."""
     with open(path, "rb") as handle:
-        return extract_binary(handle, context=context, catalog=catalog)
+        return extract_binary(handle, context=context, catalog=catalog, engine=engine)
 
 
 def extract_binary(
@@ -192,8 +221,9 @@ def extract_binary(
     *,
     context: int = DEFAULT_CONTEXT,
     catalog: Catalog | None = None,
+    engine: Engine = "auto",
 ) -> Result:
-    return extract_stream(stream.read, context=context, catalog=catalog)
+    return extract_stream(stream.read, context=context, catalog=catalog, engine=engine)
 
 
 def extract_bytes(
@@ -202,6 +232,7 @@ def extract_bytes(
     context: int = DEFAULT_CONTEXT,
     catalog: Catalog | None = None,
     chunk_size: int = CHUNK_SIZE,
+    engine: Engine = "auto",
 ) -> Result:
     """Convenience for small in-memory logs (tests, webhook payloads)."""
     offset = 0
@@ -212,4 +243,5 @@ def extract_bytes(
         offset += len(piece)
         return piece
 
-    return extract_stream(read, context=context, catalog=catalog, chunk_size=chunk_size)
+    return extract_stream(read, context=context, catalog=catalog, chunk_size=chunk_size,
+                          engine=engine)

@@ -1,4 +1,4 @@
-"""Feed a job log, as it downloads, into the extractor — with a size cap and a tee.
+"""Feed a job log, as it downloads, into the extractor — with an optional cap and a tee.
 
 The extractor pulls bytes with a blocking `read(n)`; HTTP clients push them
 asynchronously. `analyse_chunks` joins the two through a small bounded pipe and runs
@@ -21,7 +21,9 @@ from typing import Any
 
 from bot.evidence.extract import Result, RootCause, extract_stream
 
-DEFAULT_MAX_LOG_BYTES = 256 * 1024 * 1024
+# No cap: a log of any size streams through in constant memory. A caller may still
+# pass one (a byte budget per job), and the job's note then says what went unread.
+DEFAULT_MAX_LOG_BYTES: int | None = None
 MAX_MENTIONS = 400
 # Pytest's own verdict lines are worth keeping even after the budget is spent.
 MAX_VERDICT_MENTIONS = 100
@@ -112,7 +114,9 @@ class LogAnalysis:
         surface = result.surface
         note = None
         if self.truncated:
-            note = f"only the first {self.bytes_read // (1024 * 1024)} MiB of the log were read"
+            note = (f"only the first {self.bytes_read} bytes of the log were read "
+                    "(the byte cap); the rest was not examined")
+        skipped = self.result.skipped
         fields: dict[str, Any] = {
             "mentions": self.mentions,
             "surface": surface.line if surface else None,
@@ -123,17 +127,17 @@ class LogAnalysis:
                 category=result.category, line=result.line, line_no=result.line_no,
                 signature=result.signature,
                 context=tuple(line.line for line in result.context),
-                log_note="; ".join(n for n in (result.note, note) if n) or None,
+                log_note="; ".join(n for n in (result.note, note, skipped) if n) or None,
                 chain=result.explain(),
             )
         else:
             reason = f"no root cause found: {result.reason}"
-            fields["log_note"] = f"{reason}; {note}" if note else reason
+            fields["log_note"] = "; ".join(n for n in (reason, note, skipped) if n)
         return fields
 
 
-def analyse_read(read: Callable[[int], bytes], *, max_bytes: int = DEFAULT_MAX_LOG_BYTES
-                 ) -> LogAnalysis:
+def analyse_read(read: Callable[[int], bytes], *,
+                 max_bytes: int | None = DEFAULT_MAX_LOG_BYTES) -> LogAnalysis:
     """Analyse the log produced by a blocking `read(n)`, reading at most `max_bytes`."""
     collector = MentionCollector()
     total = 0
@@ -141,10 +145,10 @@ def analyse_read(read: Callable[[int], bytes], *, max_bytes: int = DEFAULT_MAX_L
 
     def capped_read(n: int) -> bytes:
         nonlocal total, truncated
-        if total >= max_bytes:
+        if max_bytes is not None and total >= max_bytes:
             truncated = truncated or bool(read(1))
             return b""
-        chunk = read(min(n, max_bytes - total))
+        chunk = read(n if max_bytes is None else min(n, max_bytes - total))
         total += len(chunk)
         collector.feed(chunk)
         return chunk
@@ -190,7 +194,7 @@ class _Pipe:
 
 
 async def analyse_chunks(chunks: AsyncIterator[bytes], *,
-                         max_bytes: int = DEFAULT_MAX_LOG_BYTES) -> LogAnalysis:
+                         max_bytes: int | None = DEFAULT_MAX_LOG_BYTES) -> LogAnalysis:
     """Analyse a log arriving as async byte chunks (e.g. `response.content.iter_chunked`)."""
     pipe = _Pipe()
     worker = asyncio.ensure_future(asyncio.to_thread(analyse_read, pipe.read,

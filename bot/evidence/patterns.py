@@ -16,6 +16,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from bot.evidence.multimatch import BranchFilter
+
 CATALOG_RESOURCE = "patterns.json"
 # A GitHub Actions / Buildkite timestamp as it appears in a raw log; the grep export
 # allows it before `^`-anchored patterns because grep sees lines before stripping.
@@ -89,14 +91,24 @@ class Catalog:
     # positions in it of the alternatives that need the anchor.
     _branches: tuple[tuple[Pattern, Alternative], ...] = ()
     _by_anchor: tuple[tuple[str, re.Pattern[str] | None, frozenset[int]], ...] = ()
+    _gates: tuple[tuple[tuple[str, re.Pattern[str] | None], ...], ...] = ()  # per branch
 
-    def classify(self, text: str) -> Match | None:
-        """The first pattern (in catalog order) matching the stripped line `text`."""
+    def classify(self, text: str, may_match: BranchFilter | None = None) -> Match | None:
+        """The first pattern (in catalog order) matching the stripped line `text`.
+
+        `may_match` (an RE2 set of `branch_regexes`) narrows the branches to search;
+        with or without it, the answer is the same.
+        """
         lowered = text.lower()
         todo: set[int] = set()
-        for anchor, gate, positions in self._by_anchor:
-            if anchor in lowered and (gate is None or gate.search(lowered)):
-                todo |= positions
+        possible = None if may_match is None else may_match(text)
+        if possible is not None:  # few branches: check only their anchors
+            todo = {i for i in possible if any(
+                a in lowered and (g is None or g.search(lowered)) for a, g in self._gates[i])}
+        else:
+            for anchor, gate, positions in self._by_anchor:
+                if anchor in lowered and (gate is None or gate.search(lowered)):
+                    todo |= positions
         if not todo or (self.ignore is not None and self.ignore.search(text)):
             return None
         for position in sorted(todo):
@@ -105,6 +117,10 @@ class Catalog:
             if found is not None:
                 return Match(pattern, found.groupdict().get("key"))
         return None
+
+    def branch_regexes(self) -> tuple[str, ...]:
+        """Every branch's regex, indexed as `classify`'s `may_match` positions."""
+        return tuple(alternative.regex.pattern for _, alternative in self._branches)
 
     def prefilter(self) -> tuple[re.Pattern[bytes], ...]:
         """Bytes regexes over *lowercased* log data that together find every anchor.
@@ -234,7 +250,9 @@ def parse_catalog(data: dict[str, Any]) -> Catalog:
     anchors = tuple(sorted({a for p in patterns for a in p.anchors}))
     literals = tuple(sorted((_literal(w) for w in data["prefilter"]), key=lambda w: w.text))
     uncovered = [a for a in anchors if not any(w.text in a for w in literals)]
-    if uncovered or any(w.text != w.text.lower() or not w.text for w in literals):
+    # Gates are checked on lowercased text (and case-insensitively by Hyperscan).
+    spelt = [s for w in literals for s in (w.text, *w.not_followed_by, *w.not_preceded_by)]
+    if uncovered or not all(s and s == s.lower() and "\n" not in s for s in spelt):
         raise CatalogError(f"prefilter literals must be lowercase and cover {uncovered}")
     ignore = re.compile(str(data["ignore"])) if data.get("ignore") else None
     branches = tuple((p, alt) for p in patterns for alt in p.alternatives)
@@ -246,15 +264,13 @@ def parse_catalog(data: dict[str, Any]) -> Catalog:
         )
         for a in anchors
     )
+    gates = tuple(
+        tuple((a, gate) for a, gate, positions in by_anchor if i in positions)
+        for i in range(len(branches))
+    )
     return Catalog(
-        patterns,
-        categories,
-        int(data["min_cause_rank"]),
-        anchors,
-        literals,
-        ignore,
-        branches,
-        by_anchor,
+        patterns, categories, int(data["min_cause_rank"]), anchors, literals, ignore,
+        branches, by_anchor, gates,
     )
 
 

@@ -1,11 +1,12 @@
 """Stream a log of any size and yield only the lines worth classifying.
 
 Python cannot afford to look at every line of a 1 GB log, so the scanner works on
-large byte chunks: it lowercases a chunk once and lets the catalog's prefilter
-regexes (literal anchors) jump from hit to hit in C. Only the lines holding a hit
-are cut out and handed to the caller, in log order, with their 1-based line number
-counted by `bytes.count`. Memory stays constant: one chunk, the carried-over
-partial line (capped), and a ring of the last few lines for context.
+large byte chunks and a line finder jumps from prefilter hit to hit in C: Hyperscan
+(`multimatch.HyperscanLineFinder`) or, where it is missing, `RegexLineFinder`. Only
+the lines holding a hit are cut out and handed to the caller, in log order, with
+their 1-based line number counted by `bytes.count` (once per byte). Memory stays
+constant: one chunk, the carried-over partial line (capped), and a ring of the last
+few lines for context.
 
 While the caller holds a yielded candidate it may ask for the lines before it
 (`context_before`) and register a list to be filled with the lines after it
@@ -17,6 +18,18 @@ from __future__ import annotations
 import re
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
+from functools import cache
+
+from bot.evidence.multimatch import (
+    BranchFilter,
+    Engine,
+    EngineUnavailable,
+    HyperscanLineFinder,
+    LineFinder,
+    Re2BranchFilter,
+    hyperscan_finder,
+)
+from bot.evidence.patterns import Catalog, Literal
 
 Reader = Callable[[int], bytes]
 
@@ -24,25 +37,81 @@ CHUNK_SIZE = 1 << 20
 # Per-line cap of what is kept and classified. Failure messages start near the start
 # of a line; pytest's 450 KB "Running N items in this shard: …" lines do not matter.
 MAX_LINE_BYTES = 8192
+# A line is searched whole up to this size even when it straddles chunks; only the
+# tail of a longer one goes unsearched (counted in `skipped_bytes`, and reported).
+MAX_CARRY_BYTES = 4 << 20
 # How many leading bytes are checked for NUL bytes to call the input binary.
 _BINARY_SNIFF = 8192
+
+
+class RegexLineFinder:
+    """The pure-Python finder: Python's engine over the lowercased chunk.
+
+    One regex per first character of the literals: a regex with a literal prefix is
+    searched with a fast byte loop, an alternation starting with a character set
+    about ten times slower (`Catalog.prefilter`).
+    """
+
+    name = "python"
+
+    def __init__(self, prefilters: Sequence[re.Pattern[bytes]]) -> None:
+        self._prefilters = tuple(prefilters)
+
+    def __call__(self, body: bytes, stop: int) -> list[int]:
+        lowered = body.lower()
+        starts: set[int] = set()
+        for prefilter in self._prefilters:
+            search = prefilter.search
+            hit = search(lowered, 0, stop)
+            while hit is not None:
+                start = lowered.rfind(b"\n", 0, hit.start()) + 1
+                starts.add(start)
+                # The rest of this line needs no second look by this prefilter.
+                end = lowered.find(b"\n", hit.end() - 1, stop)
+                hit = search(lowered, end + 1, stop)
+        return sorted(starts)
+
+
+@cache
+def _hyperscan_for(literals: tuple[Literal, ...]) -> HyperscanLineFinder:
+    return hyperscan_finder((w.text, w.not_followed_by, w.not_preceded_by) for w in literals)
+
+
+@cache
+def _re2_for(regexes: tuple[str, ...]) -> Re2BranchFilter:
+    return Re2BranchFilter(regexes)
+
+
+def engines_for(catalog: Catalog, engine: Engine = "auto"
+                ) -> tuple[LineFinder, BranchFilter | None]:
+    """The line finder and branch filter: compiled where installed (or demanded)."""
+    if engine != "python":
+        try:
+            return (_hyperscan_for(catalog.prefilter_literals),
+                    _re2_for(catalog.branch_regexes()))
+        except EngineUnavailable:
+            if engine == "compiled":
+                raise
+    return RegexLineFinder(catalog.prefilter()), None
 
 
 class LineScanner:
     def __init__(
         self,
         read: Reader,
-        prefilters: Sequence[re.Pattern[bytes]],
+        finder: LineFinder,
         *,
         context: int = 0,
         chunk_size: int = CHUNK_SIZE,
         max_line: int = MAX_LINE_BYTES,
+        max_carry: int = MAX_CARRY_BYTES,
     ) -> None:
         self._read = read
-        self._prefilters = tuple(prefilters)
+        self._finder = finder
         self._context = max(context, 0)
         self._chunk_size = max(chunk_size, 1)
         self._max_line = max(max_line, 1)
+        self._max_carry = max(max_carry, self._max_line)
         # Last lines of earlier bodies, for context that reaches back across a chunk.
         self._ring: deque[tuple[int, bytes]] = deque(maxlen=self._context)
         self._body = b""
@@ -55,6 +124,11 @@ class LineScanner:
         self.lines = 0
         self.bytes = 0
         self.looks_binary = False
+        # What a line cap hid: bytes of over-long lines never searched (the tail of a
+        # line that straddles a chunk), and candidate lines classified on their head.
+        self.skipped_bytes = 0
+        self.long_lines = 0
+        self.clipped_lines = 0
 
     # -- context --------------------------------------------------------------
     def context_before(self, n: int) -> list[tuple[int, bytes]]:
@@ -94,31 +168,24 @@ class LineScanner:
     # -- scanning ---------------------------------------------------------------
     def candidates(self) -> Iterator[tuple[int, bytes]]:
         """(line number, line bytes capped) for every line containing an anchor."""
-        for body, stop, first_line_no, line_count in self._bodies():
+        next_line_no = 1
+        for body, stop in self._bodies():
             self._body, self._body_stop = body, stop
-            self._fill_follow(0, first_line_no)
-            counted_to, line_no = 0, first_line_no
-            for start in self._hit_line_starts(body.lower(), stop):
+            self._fill_follow(0, next_line_no)
+            counted_to, line_no = 0, next_line_no
+            for start in self._finder(body, stop):
                 end = body.find(b"\n", start, stop)
                 line_no += body.count(b"\n", counted_to, start)
                 counted_to = start
                 self._cur_start, self._cur_end, self._cur_line_no = start, end, line_no
+                if end - start > self._max_line:
+                    self.clipped_lines += 1
                 yield line_no, self._clip(start, end)
-            self._remember_tail(first_line_no + line_count - 1)
-
-    def _hit_line_starts(self, lowered: bytes, stop: int) -> list[int]:
-        """Sorted start offsets of the lines in lowered[:stop] that hold a prefilter hit."""
-        starts: set[int] = set()
-        for prefilter in self._prefilters:
-            search = prefilter.search
-            hit = search(lowered, 0, stop)
-            while hit is not None:
-                start = lowered.rfind(b"\n", 0, hit.start()) + 1
-                starts.add(start)
-                # The rest of this line needs no second look by this prefilter.
-                end = lowered.find(b"\n", hit.end() - 1, stop)
-                hit = search(lowered, end + 1, stop)
-        return sorted(starts)
+            # Each byte is counted once: up to the last hit above, the rest here.
+            line_no += body.count(b"\n", counted_to, stop)
+            self.lines += line_no - next_line_no
+            next_line_no = line_no
+            self._remember_tail(line_no - 1)
 
     def _remember_tail(self, last_line_no: int) -> None:
         if not self._context:
@@ -132,11 +199,10 @@ class LineScanner:
             end, line_no = start - 1, line_no - 1
         self._ring.extend(reversed(tail))
 
-    def _bodies(self) -> Iterator[tuple[bytes, int, int, int]]:
-        """(data, stop, first line number, line count): data[:stop] holds whole lines."""
+    def _bodies(self) -> Iterator[tuple[bytes, int]]:
+        """(data, stop): data[:stop] holds whole lines, each ending in a newline."""
         carry = b""
         skipping = False  # inside an over-long line whose capped head is in `carry`
-        next_line_no = 1
         while True:
             chunk = self._read(self._chunk_size)
             if not chunk:
@@ -147,18 +213,18 @@ class LineScanner:
             if skipping:
                 newline = chunk.find(b"\n")
                 if newline == -1:
+                    self.skipped_bytes += len(chunk)
                     continue
+                self.skipped_bytes += newline
                 chunk, skipping = chunk[newline:], False
             data = carry + chunk if carry else chunk
             stop = data.rfind(b"\n") + 1
             carry = data[stop:]
-            if len(carry) > self._max_line:
-                carry, skipping = carry[: self._max_line], True
+            if len(carry) > self._max_carry:
+                self.skipped_bytes += len(carry) - self._max_carry
+                self.long_lines += 1
+                carry, skipping = carry[: self._max_carry], True
             if stop:
-                lines = data.count(b"\n", 0, stop)
-                self.lines += lines
-                yield data, stop, next_line_no, lines
-                next_line_no += lines
+                yield data, stop
         if carry:  # a last line without a newline (truncated log)
-            self.lines += 1
-            yield carry + b"\n", len(carry) + 1, next_line_no, 1
+            yield carry + b"\n", len(carry) + 1

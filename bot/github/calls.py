@@ -38,6 +38,9 @@ class ApiCall:
     body: Any = None
     accept: str = JSON_MEDIA
     operation: str = ""  # GitHub's OpenAPI operationId, for counts and metrics
+    # A body of any size (a job log): the driver hands a successful answer over as a
+    # stream (async iterator of bytes, or a file-like object) instead of reading it.
+    stream: bool = False
 
     @property
     def is_write(self) -> bool:

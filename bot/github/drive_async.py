@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Awaitable, Callable, Mapping, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping
 from dataclasses import replace
 from typing import Any, TypeVar
 from urllib.parse import urlencode, urlsplit
@@ -40,6 +40,9 @@ Sleep = Callable[[float], Awaitable[None]]
 EtagCache = MutableMapping[str, tuple[str | None, str | None, Any, str | None]]
 
 DEFAULT_TIMEOUT = aiohttp.ClientTimeout(total=30, sock_connect=10)
+# A streamed body (a job log of any size) has no total deadline, only one per read.
+STREAM_TIMEOUT = aiohttp.ClientTimeout(total=None, sock_connect=10, sock_read=60)
+STREAM_CHUNK = 256 * 1024
 _REDIRECTS = {301, 302, 303, 307, 308}
 _MAX_REDIRECTS = 3
 
@@ -213,7 +216,35 @@ class AsyncDriver:
             return await self._once(replace(call, url=location, params=None), hops + 1)
         # Log downloads redirect to a short-lived pre-signed URL: fetch it without
         # our token, which must never leave for another host.
+        if call.stream:
+            response = await self._session.get(location, timeout=STREAM_TIMEOUT)
+            headers = lower_headers(response.headers)
+            if response.status == 200:
+                return ApiResult(200, headers, ResponseStream(response))
+            async with response:
+                raw = await response.read()
+            return ApiResult(response.status, headers, decode_body(headers, raw))
         async with self._session.get(location, timeout=self._timeout) as response:
             raw = await response.read()
             headers = lower_headers(response.headers)
         return ApiResult(response.status, headers, decode_body(headers, raw))
+
+
+class ResponseStream:
+    """An answer's body handed over unread: iterate it chunk by chunk, then close it."""
+
+    def __init__(self, response: aiohttp.ClientResponse) -> None:
+        self._response = response
+
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        return self._chunks()
+
+    async def _chunks(self) -> AsyncIterator[bytes]:
+        try:
+            async for chunk in self._response.content.iter_chunked(STREAM_CHUNK):
+                yield chunk
+        finally:
+            self._response.release()
+
+    def close(self) -> None:
+        self._response.release()

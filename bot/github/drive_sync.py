@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import requests
 from github import Auth, Github, GithubException
@@ -103,8 +103,13 @@ class SyncDriver:
         finally:
             flow.close()
 
-    def _follow(self, location: str) -> tuple[int, dict[str, str], bytes]:
-        response = requests.get(location, timeout=self._timeout_seconds, allow_redirects=True)
+    def _follow(self, location: str, stream: bool) -> tuple[int, dict[str, str], Any]:
+        response = requests.get(location, timeout=self._timeout_seconds, allow_redirects=True,
+                                stream=stream)
+        if stream and response.status_code == 200:
+            # A file-like body read as it arrives (gzip undone), never held whole.
+            response.raw.decode_content = True
+            return 200, lower_headers(response.headers), response.raw
         return response.status_code, lower_headers(response.headers), response.content
 
     def call(self, call: ApiCall) -> ApiResult:
@@ -119,8 +124,9 @@ class SyncDriver:
             if status in (301, 302, 307) and "location" in lowered:
                 # Job logs redirect to a short-lived blob URL on another host: fetch it
                 # ourselves, without our Authorization header (PyGithub would forward it).
-                status, lowered, raw = self._follow(lowered["location"])
-            result = ApiResult(status, lowered, decode_body(lowered, raw))
+                status, lowered, raw = self._follow(lowered["location"], call.stream)
+            body = raw if hasattr(raw, "read") else decode_body(lowered, raw)
+            result = ApiResult(status, lowered, body)
         except RateLimitExceededExceedsMaxWait as exc:
             self._observe(call, exc.status, {})
             raise RetryableError(f"GitHub {call.operation}: rate limited",

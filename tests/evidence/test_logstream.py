@@ -44,7 +44,15 @@ def test_the_size_cap_stops_reading_and_says_so() -> None:
     assert analysis.truncated and analysis.bytes_read == 1024 * 1024
     assert pulled < len(log)  # the download stopped early
     assert analysis.job_fields()["log_note"].endswith(
-        "only the first 1 MiB of the log were read")
+        "only the first 1048576 bytes of the log were read (the byte cap); "
+        "the rest was not examined")
+
+
+def test_by_default_nothing_is_capped() -> None:
+    log = b"INFO nothing to see here\n" * 200_000 + pcp_oom_log()
+    analysis = asyncio.run(analyse_chunks(_chunks(log, 64 * 1024)))
+    assert not analysis.truncated and analysis.bytes_read == len(log)
+    assert isinstance(analysis.result, RootCause) and analysis.result.category == "cuda-oom"
 
 
 def test_no_root_cause_is_a_note_not_a_crash() -> None:
