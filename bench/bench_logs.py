@@ -7,7 +7,8 @@ markers and colours, noise lines including benign words such as "error" in test
 names, a few 100-450 KB single lines, and a handful of real failures) in
 bench/out/, then times, as whole processes and one run each:
 
-* our extractor: `python -m bot.cli.logs extract FILE --format json`;
+* our extractor: `python -m bot.cli.logs extract FILE --format json` (Hyperscan + RE2
+  where installed), and again with `--engine python` (the pure-Python fallback);
 * `grep -E -n -f PATTERNS FILE` with the catalog's regexes exported to ERE, under
   the environment's locale and under LC_ALL=C.
 
@@ -257,6 +258,9 @@ def main() -> int:
 
     ours = run_process(ours_cmd, env=dict(os.environ, PYTHONPATH=str(ROOT)))
     result = json.loads(ours.stdout or b"{}")
+    fallback = run_process([*ours_cmd, "--engine", "python"],
+                           env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    same = json.loads(fallback.stdout or b"{}") == result
     grep_env = run_process(grep_cmd)
     grep_c = run_process(grep_cmd, env=dict(os.environ, LC_ALL="C"))
     grep_lines = grep_c.stdout.count(b"\n")
@@ -273,6 +277,8 @@ def main() -> int:
     rows = [
         ("ci-stability logs extract --format json", ours,
          f"{ours.max_rss_kb / 1024:.1f} MB" if ours.max_rss_kb > 0 else "n/a"),
+        ("ci-stability logs extract --format json --engine python", fallback,
+         f"{fallback.max_rss_kb / 1024:.1f} MB" if fallback.max_rss_kb > 0 else "n/a"),
         (f"grep -E -n -f catalog.ere (LANG={locale})", grep_env, "-"),
         ("grep -E -n -f catalog.ere (LC_ALL=C)", grep_c, "-"),
     ]
@@ -284,12 +290,13 @@ def main() -> int:
     found = result.get("line_no") == expected_line and result.get("category") == EXPECTED_CATEGORY
     print(f"extractor: {result.get('category')} at line {result.get('line_no')} "
           f"(planted {EXPECTED_CATEGORY} at {expected_line}: {'ok' if found else 'MISSED'}); "
+          f"pure-Python fallback: {'same JSON' if same else 'DIFFERENT JSON'}; "
           f"grep printed {grep_lines} matching lines"
           + (" (grep cannot apply the catalog's `ignore` rule"
              f" {ignore.pattern!r})" if ignore else ""))
     if not args.keep:
         log.unlink()
-    return 0 if found and ours.returncode == 0 else 1
+    return 0 if found and same and ours.returncode == 0 else 1
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ import aiohttp
 from aiohttp import web
 
 from bot.app.context import AppContext
+from bot.app.dashboard import mount_dashboard
 from bot.app.evidence_hooks import failure_index
 from bot.app.metrics import Metrics
 from bot.app.routes import dispatch
@@ -50,11 +51,11 @@ def build_handler(settings: Settings, store: Store, metrics: Metrics) -> AppHand
 
 
 def mount_extra_routes(app: web.Application, handler: AppHandler) -> None:
-    """`POST /webhooks/buildkite` when a Buildkite webhook token is configured."""
-
-
+    """`POST /webhooks/buildkite` and `GET /` (the dashboard) when their tokens are set."""
     ctx = handler.context
     settings = ctx.settings
+    mount_dashboard(app, settings.dashboard_token, lambda: failure_index(ctx), ctx.store,
+                    lambda: ctx.clock())
     if not settings.buildkite_webhook_token:
         return
     client = BuildkiteClient(ctx.session, settings.buildkite_api_token or "",

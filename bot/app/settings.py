@@ -49,6 +49,8 @@ class Settings:
     buildkite_api_url: str = "https://api.buildkite.com"
     # The App's own account ("<app-slug>[bot]"), to find its summary comment.
     bot_login: str = "ci-stability-bot[bot]"
+    # The failure dashboard (GET /) exists only when this is set, and asks for it.
+    dashboard_token: str | None = field(default=None, repr=False)
 
     def __repr__(self) -> str:
         # Says which secrets are set without a single character of them.
@@ -58,7 +60,8 @@ class Settings:
             f"debounce_seconds={self.debounce_seconds}, max_attempts={self.max_attempts}, "
             f"private_key=<redacted>, webhook_secret=<redacted>, "
             f"buildkite_webhook_token={_presence(self.buildkite_webhook_token)}, "
-            f"buildkite_api_token={_presence(self.buildkite_api_token)})"
+            f"buildkite_api_token={_presence(self.buildkite_api_token)}, "
+            f"dashboard_token={_presence(self.dashboard_token)})"
         )
 
     __str__ = __repr__
@@ -68,7 +71,7 @@ class Settings:
         """Every secret value, for the log redaction filter."""
         values = (
             self.private_key, self.webhook_secret,
-            self.buildkite_webhook_token, self.buildkite_api_token,
+            self.buildkite_webhook_token, self.buildkite_api_token, self.dashboard_token,
         )
         return tuple(v for v in values if v)
 
@@ -113,6 +116,7 @@ class Settings:
             max_attempts=5 if attempts is None else attempts,
             buildkite_api_url=buildkite_url or "https://api.buildkite.com",
             bot_login=bot_login or "ci-stability-bot[bot]",
+            dashboard_token=reader.raw("CI_STABILITY_DASHBOARD_TOKEN"),
         )
 
 

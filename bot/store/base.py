@@ -128,6 +128,9 @@ class Store(Protocol):
 
     def list_waivers(self, repo: str, number: int) -> list[WaiverRow]: ...
 
+    def current_waivers(self, limit: int = 200) -> list[WaiverRow]:
+        """Every repository's waivers, newest first (the dashboard lists them)."""
+
     # --- slash commands ---------------------------------------------------------
     def mark_comment_handled(self, comment_id: int) -> bool:
         """False when the comment was handled before (idempotent on comment id)."""

@@ -245,6 +245,15 @@ class SqliteStore:
             ).fetchall()
         return [WaiverRow(*row) for row in rows]
 
+    def current_waivers(self, limit: int = 200) -> list[WaiverRow]:
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT id, repo, number, rule, path, reason, by_user, at FROM waivers"
+                " ORDER BY at DESC, id DESC LIMIT ?",
+                (limit,),
+            ).fetchall()
+        return [WaiverRow(*row) for row in rows]
+
     # --- slash commands ------------------------------------------------------------------
     def mark_comment_handled(self, comment_id: int) -> bool:
         with self._lock:
