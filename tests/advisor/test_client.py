@@ -8,8 +8,8 @@ from collections.abc import Iterator
 import pytest
 
 from bot.advisor.client import AdvisorFailure, Answer
-from bot.advisor.prompt import build
 from bot.advisor.inputs import Block
+from bot.advisor.prompt import build
 from bot.advisor.runtime import Advisor
 from bot.advisor.settings import AdvisorSettings, AdvisorSettingsError
 from tests.fakeopenai import FakeOpenAI, Reply

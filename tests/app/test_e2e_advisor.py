@@ -36,7 +36,8 @@ HOSTILE_ANSWER = (
 )
 
 
-def seed(fake: FakeGitHub, *, body: str = "Fixes the OOM in the PCP eval.") -> tuple[str, dict[str, Any]]:
+def seed(fake: FakeGitHub, *, body: str = "Fixes the OOM in the PCP eval."
+         ) -> tuple[str, dict[str, Any]]:
     fake.add_file(REPO, CONFIG_PATH, "advisor: true\n")
     head = push(fake, 7, {GLM_CONFIG: (BASE, HEAD)}, tag="h1",
                 title="[CI] Stabilize GLM-5.2 PCP evaluation", body=body)
@@ -167,7 +168,7 @@ def test_an_exhausted_budget_skips_the_advisor_with_a_note(tmp_path: Path) -> No
 
 def test_explain_failure_and_draft_dedup_note_commands(tmp_path: Path) -> None:
     fake = new_fake()
-    head, job = seed(fake)
+    _head, job = seed(fake)
     push(fake, 8, {GLM_CONFIG: (BASE, BASE + "  VLLM_LOGGING_LEVEL: DEBUG\n")}, tag="o1",
          title="[CI] Fix GLM-5.2 PCP OOM", body="Another attempt at the same failure.")
     description = fake.state.pulls[(REPO, 7)].body
