@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 from datetime import timedelta
 
+import pytest
+
 from bot.advisor.advice import explain_prompt, finish, only_numbers
 from bot.advisor.budget import TokenLedger
 from bot.advisor.client import Answer
@@ -12,6 +14,7 @@ from bot.advisor.inputs import Block
 from bot.advisor.prompt import build, trim
 from bot.advisor.redact import REDACTED, redact, redact_lines
 from bot.advisor.verify import Links, verify
+from bot.core.config import ConfigError, parse_config
 from bot.core.report import Report
 from bot.evidence.relevance import Classification, RelatedFailure
 from tests.conftest import make_snapshot
@@ -144,3 +147,10 @@ def test_ledger_refuses_before_overspending_per_pr_and_per_day() -> None:
     assert "day's token budget" in (ledger.refusal("o/r#3", 600) or "")
     now[0] += 86_400  # the next UTC day starts afresh
     assert ledger.refusal("o/r#1", 600) is None and ledger.spent() == 0
+
+
+def test_the_repository_opts_in_with_advisor_true() -> None:
+    assert parse_config("advisor: true\n", {}).advisor
+    assert not parse_config("version: 1\n", {}).advisor
+    with pytest.raises(ConfigError, match="`advisor`: expected true or false"):
+        parse_config("advisor: sometimes\n", {})
