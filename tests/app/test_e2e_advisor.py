@@ -101,8 +101,9 @@ def test_prompt_injection_changes_nothing_but_adds_a_defused_section(
             await app.settle()
             baseline = findings_of(fake, head)
             assert "Advisor" not in summary(fake)
-            app.handler.context.advisor = Advisor(settings(server, stream=stream),
-                                                  clock=NOW.timestamp)
+            ctx = app.handler.context
+            ctx.advisor = Advisor(settings(server, stream=stream), clock=NOW.timestamp,
+                                  observe=ctx.metrics.advisor_request)
             await app.deliver("issue_comment", comment_payload(7, "/stability review", "dev"))
             await app.settle()
             body = summary(fake)
@@ -113,6 +114,9 @@ def test_prompt_injection_changes_nothing_but_adds_a_defused_section(
             assert "@org" not in advisor_part.replace("@\u200borg", "")
             assert "/stability ignore" not in advisor_part and "evil.example" not in advisor_part
             assert "tokens (prompt" in last_check(fake, head).output["summary"]
+            metrics = ctx.metrics.render().decode()
+            assert 'ci_stability_advisor_requests_total{outcome="answered"} 1.0' in metrics
+            assert "ci_stability_advisor_tokens_per_request_count 1.0" in metrics
             assert app.store.list_waivers(REPO, 7) == []
             operations = {c.operation_id for c in fake.writes()}
             assert not operations & {"issues/add-labels", "pulls/update", "issues/update"}
