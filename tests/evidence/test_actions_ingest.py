@@ -16,10 +16,15 @@ from typing import Any
 
 import aiohttp
 
-from bot.evidence.actions import ingest_workflow_job, ingest_workflow_job_sync, ingest_workflow_run
+from bot.evidence.actions import (
+    fetch_job_log,
+    ingest_workflow_job,
+    ingest_workflow_job_sync,
+    ingest_workflow_run,
+)
 from bot.evidence.actions_backfill import backfill_github
 from bot.evidence.index import JobQuery, SqliteFailureIndex
-from bot.github.drive_async import AsyncDriver
+from bot.github.drive_async import STREAM_CHUNK, AsyncDriver, ResponseStream
 from bot.github.drive_sync import SyncDriver
 from bot.github.retry import RetryPolicy
 from tests.evidence.factories import NOW, ci_log
@@ -202,3 +207,35 @@ def test_backfill_of_one_workflow(tmp_path: Path) -> None:
         assert [j.pipeline for j in index.jobs(JobQuery())] == [".github/workflows/b.yml"]
         assert fake.count("actions/list-workflow-runs") == 1
     index.close()
+
+
+def test_job_logs_are_handed_over_as_streams_not_bodies(tmp_path: Path) -> None:
+    # 12 MB of noise before the failure: read whole, it would sit in memory at once.
+    big = "INFO step output line, nothing failed here\n" * 300_000 + ci_log(IMPORT_LOG).decode()
+
+    async def scenario() -> None:
+        async with FakeGitHub() as fake, _driver(fake) as driver:
+            run, failed, _passed = _seed(fake)
+            failed.log = big
+            result = await driver.run(fetch_job_log(REPO, str(failed.id)))
+            assert isinstance(result.data, ResponseStream)
+            sizes = [len(chunk) async for chunk in result.data]
+            assert sum(sizes) == len(big.encode()) and max(sizes) <= STREAM_CHUNK
+            index = SqliteFailureIndex(tmp_path / "index.db")
+            payload = _payload("workflow_job.completed.failure.with-organization", failed)
+            record = await ingest_workflow_job(payload, driver, index, NOW)
+            assert record is not None and record.category == "import-error"
+            assert record.log_note is None  # nothing capped, nothing skipped
+            index.close()
+
+    asyncio.run(scenario())
+
+    with running_fake_github() as fake:
+        _run, failed, _passed = _seed(fake)
+        failed.log = big
+        sync = SyncDriver(TOKEN, base_url=fake.url, seconds_between_requests=0)
+        body = sync.run(fetch_job_log(REPO, str(failed.id))).data
+        assert hasattr(body, "read") and not isinstance(body, bytes)
+        assert len(body.read(1 << 16)) == 1 << 16
+        body.close()
+        sync.close()
