@@ -215,7 +215,7 @@ def test_job_logs_are_handed_over_as_streams_not_bodies(tmp_path: Path) -> None:
 
     async def scenario() -> None:
         async with FakeGitHub() as fake, _driver(fake) as driver:
-            run, failed, _passed = _seed(fake)
+            _run, failed, _passed = _seed(fake)
             failed.log = big
             result = await driver.run(fetch_job_log(REPO, str(failed.id)))
             assert isinstance(result.data, ResponseStream)
