@@ -7,9 +7,9 @@ from collections.abc import Iterable
 from pathlib import PurePosixPath
 
 from bot.core.findings import Finding, Severity
+from rules.analysis.prtext.ci_fix import ci_fix_phrase
+from rules.analysis.prtext.references import dedup_evidence
 from rules.base import Rule, RuleContext
-from rules.support.ci_fix import ci_fix_phrase
-from rules.support.references import dedup_evidence
 
 _TEMPLATE_HEADING = "### Duplicate-work check"
 # Files whose names are what people search for: eval configs, tests, CPU tests.

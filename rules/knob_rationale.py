@@ -7,11 +7,8 @@ from collections.abc import Iterable, Iterator
 
 from bot.core.findings import Finding, Severity
 from bot.core.snapshot import ChangedFile, Hunk
-from rules.base import Rule, RuleContext
-from rules.support.explain import comment_text
-from rules.support.knob_changes import Change, hunk_changes, new_unit_lines
-from rules.support.knob_names import KnobFilter, knob_filter
-from rules.support.knob_options import (
+from rules.analysis.knobs.changes import Change, hunk_changes, new_unit_lines
+from rules.analysis.knobs.defaults import (
     GATES,
     SAMPLE_COUNTS,
     TIMEOUTS,
@@ -19,9 +16,12 @@ from rules.support.knob_options import (
     UPPER_WORDS,
     shared_filter,
 )
-from rules.support.knobs import Setting
-from rules.support.loosening import Categories, loosening
-from rules.support.rationale import Description, adjacent_comment, head_text_map, value_lines
+from rules.analysis.knobs.looseness import Categories, loosening
+from rules.analysis.knobs.names import KnobFilter, knob_filter
+from rules.analysis.knobs.rationale import Description, adjacent_comment, head_text_map, value_lines
+from rules.analysis.knobs.settings import Setting
+from rules.analysis.prtext.explains import comment_text
+from rules.base import Rule, RuleContext
 
 _LOOSENING = "threshold-loosening"
 

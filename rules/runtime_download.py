@@ -8,9 +8,9 @@ from dataclasses import dataclass
 
 from bot.core.findings import Finding, Severity
 from bot.core.snapshot import ChangedFile
+from rules.analysis.yamlscan.views import YamlView, is_yaml, view
+from rules.analysis.yamlscan.yaml_lines import ITEM, YamlLine
 from rules.base import Rule, RuleContext
-from rules.support.yaml_lines import ITEM, YamlLine
-from rules.support.yamlscan import YamlView, is_yaml, view
 
 _SURFACES = ("test", "cpu-test", "workflow", "ci-script", "eval-config")
 _FETCH_RE = re.compile(r"(?<![\w./-])(curl|wget)(?![\w-])")

@@ -9,10 +9,8 @@ from typing import Any, ClassVar
 
 from bot.core.findings import Finding, Severity
 from bot.core.snapshot import ChangedFile, Hunk
-from rules.base import Rule, RuleContext
-from rules.support.hunk_sides import MAX_LINE, SideLine, side_text, sides
-from rules.support.knob_changes import hunk_changes, new_unit_lines
-from rules.support.knob_options import (
+from rules.analysis.knobs.changes import hunk_changes, new_unit_lines
+from rules.analysis.knobs.defaults import (
     GATES,
     SAMPLE_COUNTS,
     TIMEOUTS,
@@ -20,10 +18,12 @@ from rules.support.knob_options import (
     UPPER_WORDS,
     shared_filter,
 )
-from rules.support.knob_values import number
-from rules.support.knobs import is_yaml_like
-from rules.support.loosening import Categories, loosening
-from rules.support.rationale import Description, adjacent_comment
+from rules.analysis.knobs.looseness import Categories, loosening
+from rules.analysis.knobs.rationale import Description, adjacent_comment
+from rules.analysis.knobs.settings import is_yaml_like
+from rules.analysis.knobs.values import number
+from rules.analysis.lines.hunk_sides import MAX_LINE, SideLine, side_text, sides
+from rules.base import Rule, RuleContext
 
 _NUM = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
 # `assert score >= 0.8` / `assert 0.8 <= score`; the subject may not contain <, >, = or ,

@@ -20,9 +20,9 @@ from collections.abc import Container, Iterable, Sequence
 from itertools import accumulate
 from typing import NamedTuple
 
-from rules.support.hunk_sides import MAX_LINE, SideLine, side_text
-from rules.support.knob_names import KnobFilter, named_words, normalize
-from rules.support.knob_values import PENDING, flag_value, number, scan_value
+from rules.analysis.knobs.names import KnobFilter, named_words, normalize
+from rules.analysis.knobs.values import PENDING, flag_value, number, scan_value
+from rules.analysis.lines.hunk_sides import MAX_LINE, SideLine, side_text
 
 _FLAG_RE = re.compile(r"(?<![\w-])--([A-Za-z][\w-]*)")
 _YAML_KEY_RE = re.compile(r"^\s*(?:-\s+)?([\"']?)([A-Za-z_][\w.-]*)\1\s*:(?=\s|$)")

@@ -8,10 +8,10 @@ from typing import Any, ClassVar
 
 from bot.core.findings import Finding, Severity
 from bot.core.snapshot import ChangedFile
+from rules.analysis.lines.known import MAX_LINE
+from rules.analysis.prtext.references import DescriptionLinks, issue_link
 from rules.base import Rule, RuleContext
-from rules.support.known_lines import MAX_LINE
-from rules.support.references import DescriptionLinks, issue_link
-from rules.support.silencing_detectors import (
+from rules.silenced_test.silencing_detectors import (
     ANY_HINT,
     SILENCE_REASON_RE,
     Hit,

@@ -10,9 +10,9 @@ import re
 from collections.abc import Iterable, Sequence
 
 from bot.core.snapshot import ChangedFile
-from rules.support.explain import comment_text, description_explains
-from rules.support.hunk_sides import MAX_LINE, memoized
-from rules.support.yamlscan import is_yaml, view
+from rules.analysis.lines.hunk_sides import MAX_LINE, memoized
+from rules.analysis.prtext.explains import comment_text, description_explains
+from rules.analysis.yamlscan.views import is_yaml, view
 
 _SHELL_KEYS = frozenset({"run", "script", "command", "commands", ""})
 _PRAGMA_RE = re.compile(

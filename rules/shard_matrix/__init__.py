@@ -10,21 +10,21 @@ from typing import Any, ClassVar
 
 from bot.core.findings import Finding, Severity
 from bot.core.snapshot import ChangedFile, Hunk
+from rules.analysis.knobs.changes import hunk_changes
+from rules.analysis.knobs.defaults import SHARD_SIZE_KEYS, shared_filter
+from rules.analysis.knobs.names import KnobFilter, knob_filter, normalize
+from rules.analysis.knobs.values import number
+from rules.analysis.lines.hunk_sides import MAX_LINE, SideLine, side_contains, sides
+from rules.analysis.yamlscan.scanner import scan
+from rules.analysis.yamlscan.yaml_lines import ITEM, YamlLine
 from rules.base import Rule, RuleContext
-from rules.support.hunk_sides import MAX_LINE, SideLine, side_contains, sides
-from rules.support.knob_changes import hunk_changes
-from rules.support.knob_names import KnobFilter, knob_filter, normalize
-from rules.support.knob_options import SHARD_SIZE_KEYS, shared_filter
-from rules.support.knob_values import number
-from rules.support.shard_groups import (
+from rules.shard_matrix.shard_groups import (
     MAX_SHARDS,
     ShardOptions,
     parse_yaml,
     shard_groups,
     shard_problem,
 )
-from rules.support.yaml_lines import ITEM, YamlLine
-from rules.support.yaml_scanner import scan
 
 _MAX_TEXT = 1_000_000  # larger files are judged from the patch alone
 _MAX_BLOCK = 3_000  # lines of one matrix block

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from itertools import islice
 
 from bot.core.snapshot import ChangedFile
-from rules.support.known_lines import YAML_KEY_RE, KnownLines, indent_width, uncomment
+from rules.analysis.lines.known import YAML_KEY_RE, KnownLines, indent_width, uncomment
 
 _NOT_RUN = "so the test no longer runs in CI"
 _RERUN = "so failures are retried until they pass and the flakiness stays hidden"

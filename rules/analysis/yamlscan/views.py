@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import cast
 
 from bot.core.snapshot import ChangedFile
-from rules.support.yaml_lines import YamlLine
-from rules.support.yaml_scanner import scan
+from rules.analysis.yamlscan.scanner import scan
+from rules.analysis.yamlscan.yaml_lines import YamlLine
 
 YAML_SUFFIXES = (".yml", ".yaml")
 

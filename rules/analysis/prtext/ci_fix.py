@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from rules.support.failure_evidence import failure_evidence
-from rules.support.pr_markdown import clean, quote, sentences, split_markdown
+from rules.analysis.prtext.evidence import failure_evidence
+from rules.analysis.prtext.markdown import clean, quote, sentences, split_markdown
 
 _WINDOW = 8  # words between a verb and its object ("fix the GLM-5.2 PCP eval")
 

@@ -9,11 +9,11 @@ from typing import Any, ClassVar
 
 from bot.core.findings import Finding, Severity
 from bot.core.snapshot import ChangedFile, DiffLine, PullRequestSnapshot
+from rules.allocator_scope.allocconf import OPTIONS, check_value
+from rules.allocator_scope.setting_scope import Scope, SettingScopes
+from rules.analysis.prtext.explains import comment_text, description_explains
+from rules.analysis.yamlscan.yaml_lines import unquote
 from rules.base import Rule, RuleContext
-from rules.support.allocconf import OPTIONS, check_value
-from rules.support.explain import comment_text, description_explains
-from rules.support.setting_scope import Scope, SettingScopes
-from rules.support.yaml_lines import unquote
 
 _VAR_RE = re.compile(r"\bPYTORCH_(?:[A-Z0-9]+_)?ALLOC_CONF\b")
 _CALL_RE = re.compile(r"\b_set_allocator_settings\s*\(\s*(?:\"([^\"]*)\"|'([^']*)')?")

@@ -9,10 +9,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from rules.support.knob_changes import Change
-from rules.support.knob_names import KnobFilter, knob_filter
-from rules.support.knob_options import GATES, SAMPLE_COUNTS, TIMEOUTS, TOLERANCES, UPPER_WORDS
-from rules.support.knob_values import number
+from rules.analysis.knobs.changes import Change
+from rules.analysis.knobs.defaults import GATES, SAMPLE_COUNTS, TIMEOUTS, TOLERANCES, UPPER_WORDS
+from rules.analysis.knobs.names import KnobFilter, knob_filter
+from rules.analysis.knobs.values import number
 
 _DURATION_RE = re.compile(
     r"(\d+(?:\.\d+)?)\s*(s|sec|secs|seconds?|m|mins?|minutes?|h|hrs?|hours?)", re.I

@@ -7,7 +7,7 @@ with one filter over all their names (`knob_changes.hunk_changes` caches per fil
 from __future__ import annotations
 
 from bot.core.config import Config
-from rules.support.knob_names import KnobFilter, knob_filter
+from rules.analysis.knobs.names import KnobFilter, knob_filter
 
 # What loosening means per kind of knob (threshold-loosening's option defaults).
 GATES: tuple[str, ...] = (

@@ -15,9 +15,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from bot.core.snapshot import ChangedFile
-from rules.support.known_lines import indent_width
-from rules.support.yaml_lines import ITEM, YamlLine, unquote
-from rules.support.yamlscan import YamlView, is_yaml, view
+from rules.analysis.lines.known import indent_width
+from rules.analysis.yamlscan.views import YamlView, is_yaml, view
+from rules.analysis.yamlscan.yaml_lines import ITEM, YamlLine, unquote
 
 _ENVIRON_RE = re.compile(
     r"environ\s*\[\s*$|environ\.(?:setdefault|update)\s*\(|\.setenv\s*\(|os\.putenv\s*\(")

@@ -13,10 +13,10 @@ from operator import itemgetter
 from typing import NamedTuple, cast
 
 from bot.core.snapshot import ChangedFile, Hunk, LineKind
-from rules.support.hunk_sides import memoized, sides
-from rules.support.knob_names import KnobFilter
-from rules.support.knob_values import same_value
-from rules.support.knobs import Setting, extract, is_yaml_like
+from rules.analysis.knobs.names import KnobFilter
+from rules.analysis.knobs.settings import Setting, extract, is_yaml_like
+from rules.analysis.knobs.values import same_value
+from rules.analysis.lines.hunk_sides import memoized, sides
 
 _MAX_PAIRING = 8  # beyond this many same-name settings per side, pair by order only
 # A run of added lines that starts a new test, step or job: knobs in it are new, not retuned.
