@@ -10,7 +10,8 @@ import re
 from collections.abc import Iterable, Sequence
 
 from bot.core.snapshot import ChangedFile
-from rules.analysis.lines.hunk_sides import MAX_LINE, memoized
+from rules.analysis.lines.hunk_sides import MAX_LINE
+from rules.analysis.memo import memoized
 from rules.analysis.prtext.explains import comment_text, description_explains
 from rules.analysis.yamlscan.views import is_yaml, view
 
@@ -24,12 +25,9 @@ _WORD_RE = re.compile(r"[^\W\d_]{2,}")
 _CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 
+@memoized
 def head_text_map(changed: ChangedFile) -> dict[int, str]:
     """Head lines known from the full text, else from the patch (added + context)."""
-    return memoized("head", changed, lambda: _head_text_map(changed))
-
-
-def _head_text_map(changed: ChangedFile) -> dict[int, str]:
     if changed.head_lines is not None:
         return dict(enumerate(changed.head_lines, 1))
     return {
@@ -47,12 +45,15 @@ def value_lines(changed: ChangedFile) -> frozenset[int]:
     literal scalars other than shell scripts (`run: |`, `command: |`, Buildkite `- |`,
     whose shell does treat `#` as a comment). Scanned as block-scalar-comment does.
     """
-    if not is_yaml(changed.path):
-        return frozenset()
-    return memoized("values", changed, lambda: frozenset(
+    return _value_lines(changed) if is_yaml(changed.path) else frozenset()
+
+
+@memoized
+def _value_lines(changed: ChangedFile) -> frozenset[int]:
+    return frozenset(
         line.number for line in view(changed) if line.block is not None
         and (line.block.folded or line.block.key not in _SHELL_KEYS)
-    ))
+    )
 
 
 class Description:
