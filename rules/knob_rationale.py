@@ -18,9 +18,10 @@ from rules.analysis.knobs.defaults import (
 )
 from rules.analysis.knobs.looseness import Categories, loosening
 from rules.analysis.knobs.names import KnobFilter, knob_filter
-from rules.analysis.knobs.rationale import Description, adjacent_comment, head_text_map, value_lines
+from rules.analysis.knobs.rationale import Description, adjacent_comment, value_lines
 from rules.analysis.knobs.settings import Setting
-from rules.analysis.prtext.explains import comment_text
+from rules.analysis.lines.comments import comment_text
+from rules.analysis.lines.known import known_lines
 from rules.base import Rule, RuleContext
 
 _LOOSENING = "threshold-loosening"
@@ -144,7 +145,7 @@ class KnobRationale(Rule):
                 yield self._finding(changed, missing)
 
     def _finding(self, changed: ChangedFile, changes: list[Change]) -> Finding:
-        head = head_text_map(changed)
+        head = known_lines(changed)
         counts = Counter(c.describe() for c in changes)
         listed = ", ".join(f"{d} (×{n})" if n > 1 else d for d, n in counts.items())
         plural = "s" if len(counts) > 1 else ""

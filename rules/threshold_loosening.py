@@ -22,7 +22,8 @@ from rules.analysis.knobs.looseness import Categories, loosening
 from rules.analysis.knobs.rationale import Description, adjacent_comment
 from rules.analysis.knobs.settings import is_yaml_like
 from rules.analysis.knobs.values import number
-from rules.analysis.lines.hunk_sides import MAX_LINE, SideLine, side_text, sides
+from rules.analysis.lines.hunk_sides import SideLine, side_text, sides
+from rules.analysis.lines.known import MAX_LINE
 from rules.base import Rule, RuleContext
 
 _NUM = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"

@@ -12,10 +12,11 @@ from __future__ import annotations
 import posixpath
 import re
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from bot.core.snapshot import ChangedFile
-from rules.analysis.lines.known import indent_width
+from rules.analysis.lines.known import indent_width, known_lines
 from rules.analysis.yamlscan.views import YamlView, is_yaml, view
 from rules.analysis.yamlscan.yaml_lines import ITEM, YamlLine, unquote
 
@@ -97,7 +98,7 @@ class SettingScopes:
         self.yaml: YamlView | None = view(changed) if is_yaml(self.path) else None
         self.python = self.path.endswith(".py")
         self.docker = self.name.startswith("Dockerfile") or changed.surface == "container"
-        self.lines = _visible(changed)
+        self.lines = known_lines(changed)
         self._stats: _YamlStats | None = None
 
     def scope(self, number: int, text: str) -> Scope | None:
@@ -254,14 +255,7 @@ class SettingScopes:
         return False
 
 
-def _visible(changed: ChangedFile) -> dict[int, str]:
-    if changed.head_lines is not None:
-        return dict(enumerate(changed.head_lines, start=1))
-    return {line.new_no: line.text for hunk in changed.hunks for line in hunk.lines
-            if line.new_no is not None}
-
-
-def _enclosing(lines: dict[int, str], number: int) -> list[tuple[str, str, int]]:
+def _enclosing(lines: Mapping[int, str], number: int) -> list[tuple[str, str, int]]:
     """Enclosing blocks of a Python line, outermost first: (def|class|block, name, line)."""
     text = lines.get(number, "")
     current = indent_width(text)
@@ -283,7 +277,7 @@ def _enclosing(lines: dict[int, str], number: int) -> list[tuple[str, str, int]]
     return chain[::-1]
 
 
-def _decorators(lines: dict[int, str], def_line: int) -> str:
+def _decorators(lines: Mapping[int, str], def_line: int) -> str:
     collected: list[str] = []
     indent = indent_width(lines.get(def_line, ""))
     for back in range(def_line - 1, max(0, def_line - 10), -1):

@@ -14,7 +14,9 @@ from rules.analysis.knobs.changes import hunk_changes
 from rules.analysis.knobs.defaults import SHARD_SIZE_KEYS, shared_filter
 from rules.analysis.knobs.names import KnobFilter, knob_filter, normalize
 from rules.analysis.knobs.values import number
-from rules.analysis.lines.hunk_sides import MAX_LINE, SideLine, side_contains, sides
+from rules.analysis.lines.comments import code_part
+from rules.analysis.lines.hunk_sides import SideLine, side_contains, sides
+from rules.analysis.lines.known import MAX_LINE
 from rules.analysis.yamlscan.scanner import scan
 from rules.analysis.yamlscan.yaml_lines import ITEM, YamlLine
 from rules.base import Rule, RuleContext
@@ -30,13 +32,12 @@ _MAX_TEXT = 1_000_000  # larger files are judged from the patch alone
 _MAX_BLOCK = 3_000  # lines of one matrix block
 _FLOW_LIST_RE = re.compile(r"^\s*(?:-\s+)?([\"']?)([A-Za-z_][\w.-]*)\1\s*:\s*\[([^\[\]]*)\]$")
 _FLOW_ENTRY_RE = re.compile(r"^\s*\{[^{}]*\}")
-_COMMENT_RE = re.compile(r"(?:^|\s)#.*$")
 _MATRIX = frozenset({"matrix", "test-matrix"})
 _NEUTRAL = frozenset({"blank", "comment"})
 
 
 def _code(text: str) -> str:
-    return _COMMENT_RE.sub("", text[:MAX_LINE]).rstrip()
+    return code_part(text[:MAX_LINE]).rstrip()
 
 
 class ShardMatrix(Rule):

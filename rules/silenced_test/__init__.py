@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 from bot.core.findings import Finding, Severity
 from bot.core.snapshot import ChangedFile
-from rules.analysis.lines.known import MAX_LINE
+from rules.analysis.lines.known import MAX_LINE, known_lines
 from rules.analysis.prtext.references import DescriptionLinks, issue_link
 from rules.base import Rule, RuleContext
 from rules.silenced_test.silencing_detectors import (
@@ -25,8 +25,7 @@ from rules.silenced_test.silencing_detectors import (
 
 def _known_text(changed: ChangedFile) -> str:
     """The head-side lines we know (full text or patch), one per line."""
-    full = changed.head_lines
-    return "\n".join(full if full is not None else changed.patch_head_lines.values())
+    return "\n".join(known_lines(changed).values())
 
 
 def _hits(view: SilencingView) -> Iterator[Hit]:

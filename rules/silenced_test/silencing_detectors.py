@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from itertools import islice
 
 from bot.core.snapshot import ChangedFile
-from rules.analysis.lines.known import YAML_KEY_RE, KnownLines, indent_width, uncomment
+from rules.analysis.lines.comments import code_part
+from rules.analysis.lines.known import indent_width
+from rules.silenced_test.line_structure import YAML_KEY_RE, KnownLines
 
 _NOT_RUN = "so the test no longer runs in CI"
 _RERUN = "so failures are retried until they pass and the flakiness stays hidden"
@@ -78,7 +80,6 @@ _IGNORE_ARG_RE = re.compile(
     r"(?P<flag>--ignore(?:-glob)?|--deselect)(?:=|\s+)(?P<v>[^\s\"',;)\]\\]+)"
 )
 _TOKEN_RE = re.compile(r"[^\s\"',;()\[\]=\\]+")
-_COMMENT_RE = re.compile(r"(?:^|\s)#")
 _K_ARG_RE = re.compile(r"-k(?:=|\s+|[\"']\s*,\s*)[\"'](?P<expr>[^\"'\n]{1,2000})[\"']")
 _NOT_TERM_RE = re.compile(r"\bnot\s+([\w\[\]./:-]+)")
 _RERUNS_RE = re.compile(r"--reruns(?:=|\s+)(\d+)")
@@ -111,7 +112,7 @@ class SilencingView(KnownLines):
     def runs(self, target: str) -> int:
         """How often `target` appears in this file other than as an --ignore/--deselect value."""
         if self._runs is None:
-            text = "\n".join(self.full if self.full is not None else self.patch.values())
+            text = "\n".join(self.lines.values())
             self._runs = Counter(_TOKEN_RE.findall(text))
             self._runs.subtract(m.group("v") for m in _IGNORE_ARG_RE.finditer(text))
         return self._runs[target]
@@ -205,7 +206,7 @@ def yaml_hits(view: SilencingView, n: int, text: str) -> Iterator[Hit]:
     lowered = text.lower() if view.hints else ""
     key = YAML_KEY_RE.match(text) if any(hint in lowered for hint in view.hints) else None
     if key:
-        name, value = key.group("key"), uncomment(key.group("val") or "")
+        name, value = key.group("key"), code_part(key.group("val") or "").strip()
         norm = name.lower().replace("-", "_")
         falsy = bool(value) and bool(_FALSE_RE.match(value))
         if norm == "continue_on_error" and _TRUE_RE.match(value):
@@ -235,7 +236,7 @@ def yaml_hits(view: SilencingView, n: int, text: str) -> Iterator[Hit]:
     item = _YAML_ITEM_RE.match(text) if view.skippy else None
     if item and (parent := view.parent(n, yaml=True)) and _skip_name(parent[0]) and \
             _parent_name(view, parent[1]) not in ("matrix", "with"):  # shapes a matrix, inputs
-        entry = uncomment(item.group(1)).strip("\"'")[:80]
+        entry = code_part(item.group(1)).strip().strip("\"'")[:80]
         yield Hit(n, f"`{entry}`", _NOT_RUN, entry, where=f" to `{parent[0]}`")
 
 
@@ -253,14 +254,14 @@ def _following(view: SilencingView, n: int, *keys: str) -> list[str]:
             break
         key = YAML_KEY_RE.match(text)
         if key and key.group("key") in keys:
-            out.append(f"{key.group('key')} {uncomment(key.group('val') or '')}")
+            out.append(f"{key.group('key')} {code_part(key.group('val') or '').strip()}")
     return out
 
 
 def arg_hits(view: SilencingView, n: int, text: str) -> Iterator[Hit]:
     if not view.args or not any(hint in text for hint in _ARG_HINTS):
         return
-    text = _COMMENT_RE.split(text, maxsplit=1)[0]
+    text = code_part(text)
     removed = view.counterpart(n, text)
     for match in _IGNORE_ARG_RE.finditer(text):
         value, flag = match.group("v"), match.group("flag")

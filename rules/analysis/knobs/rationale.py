@@ -10,9 +10,9 @@ import re
 from collections.abc import Iterable, Sequence
 
 from bot.core.snapshot import ChangedFile
-from rules.analysis.lines.hunk_sides import MAX_LINE
+from rules.analysis.lines.comments import comment_near
 from rules.analysis.memo import memoized
-from rules.analysis.prtext.explains import comment_text, description_explains
+from rules.analysis.prtext.explains import description_explains
 from rules.analysis.yamlscan.views import is_yaml, view
 
 _SHELL_KEYS = frozenset({"run", "script", "command", "commands", ""})
@@ -23,19 +23,6 @@ _CODE_COMMENT_RE = re.compile(r"^[\"']?-{0,2}[\w.-]+[\"']?\s*[:=,]\s*[\"']?[\w.+
 _REFERENCE_RE = re.compile(r"#\d+|https?://")
 _WORD_RE = re.compile(r"[^\W\d_]{2,}")
 _CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
-
-
-@memoized
-def head_text_map(changed: ChangedFile) -> dict[int, str]:
-    """Head lines known from the full text, else from the patch (added + context)."""
-    if changed.head_lines is not None:
-        return dict(enumerate(changed.head_lines, 1))
-    return {
-        line.new_no: line.text
-        for hunk in changed.hunks
-        for line in hunk.lines
-        if line.new_no is not None
-    }
 
 
 def value_lines(changed: ChangedFile) -> frozenset[int]:
@@ -92,15 +79,8 @@ def adjacent_comment(
 ) -> tuple[int, str] | None:
     """A prose `#` comment within `radius` head lines of any of `numbers`.
 
-    The same definition as `explain.comment_near`, except that a `#` in a YAML value
-    (see `value_lines`) reaches the program and is not a comment anyone reads as one.
+    A `#` in a YAML value (see `value_lines`) reaches the program and is not a comment
+    anyone reads as one.
     """
-    head = head_text_map(changed)
-    for number_ in numbers:
-        for n in range(max(1, number_ - radius), number_ + radius + 1):
-            text = head.get(n)
-            comment = comment_text(text[:MAX_LINE]) if text is not None and "#" in text else None
-            if comment and len(comment) >= 3 and is_prose(comment) and n not in value_lines(
-                    changed):
-                return n, comment
-    return None
+    return comment_near(changed, numbers, radius,
+                        lambda n, comment: is_prose(comment) and n not in value_lines(changed))

@@ -22,7 +22,9 @@ from typing import NamedTuple
 
 from rules.analysis.knobs.names import KnobFilter, named_words, normalize
 from rules.analysis.knobs.values import PENDING, flag_value, number, scan_value
-from rules.analysis.lines.hunk_sides import MAX_LINE, SideLine, side_text
+from rules.analysis.lines.comments import code_part
+from rules.analysis.lines.hunk_sides import SideLine, side_text
+from rules.analysis.lines.known import MAX_LINE
 
 _FLAG_RE = re.compile(r"(?<![\w-])--([A-Za-z][\w-]*)")
 _YAML_KEY_RE = re.compile(r"^\s*(?:-\s+)?([\"']?)([A-Za-z_][\w.-]*)\1\s*:(?=\s|$)")
@@ -34,7 +36,6 @@ _DEFAULT_KW_RE = re.compile(r"\bdefault\s*=\s*")
 _VALUE_ONLY_RE = re.compile(r"^\s*(?:-\s+)?([\"']?)([^\s\"',#\[\]{}()=:]+)\1(?:\s*,)?(?:\s*\\)?$")
 _KWARG_LINE_RE = re.compile(r"^\s*\w+\s*=[^=]")
 _NAME_LINE_RE = re.compile(r"^\s*(?:-\s+)?name\s*:\s*[\"']?([^\"'#]*)")
-_TRAILING_COMMENT_RE = re.compile(r"(?:^|\s)#")
 
 
 class Setting(NamedTuple):
@@ -52,15 +53,6 @@ class Setting(NamedTuple):
     @property
     def shown(self) -> str:
         return self.value if self.literal or len(self.value) <= 40 else self.value[:37] + "..."
-
-
-def _code(text: str) -> str:
-    """The line without a trailing `#` comment, cut to a scannable length."""
-    text = text[:MAX_LINE]
-    if "#" not in text:
-        return text
-    match = _TRAILING_COMMENT_RE.search(text)
-    return text[: match.start()] if match else text
 
 
 def _label(side: Sequence[SideLine], i: int) -> str:
@@ -156,7 +148,7 @@ def extract(
         stripped = text.lstrip()
         if not stripped or stripped.startswith("#"):
             continue  # comment lines never set anything; a pending flag survives them
-        code = _code(text)
+        code = code_part(text[:MAX_LINE])
         if pending is not None:
             pname, praw, pline, pchanged, age = pending
             anchor = Setting(pname, praw, "", False, pline, (pline,), pchanged)

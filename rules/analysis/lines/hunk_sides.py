@@ -5,12 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bot.core.snapshot import Hunk, LineKind
+from rules.analysis.lines.known import MAX_LINE
 from rules.analysis.memo import memoized
 
 # (line number on this side, text, whether the line is added/removed rather than context)
 SideLine = tuple[int, str, bool]
-
-MAX_LINE = 20_000  # characters of one line that are scanned
 
 
 class Side(list[SideLine]):

@@ -1,137 +1,30 @@
-"""The head-side lines of a changed file that we know, and their line structure.
+"""The head-side lines of a changed file that we know, as every rule reads them.
 
-Known lines come from the full head text or, without it, from the patch. On them:
-the removed line an added line replaces, the YAML key or Python list a line sits in,
-and the step or job a YAML line belongs to. Found by indentation and a few anchored
-patterns, walking back at most `_SCAN` lines, because the text may be partial or invalid.
-
-Unlike `yamlscan` (a full scan of a YAML file), these answer one line at a time, also
-for Python, and count tabs as indentation.
+Known lines come from the full head text or, without it, from the patch (its added
+and context lines). Rules look at one line at a time, so very long lines are cut to
+`MAX_LINE` before any pattern runs over them: PR content is hostile.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterator
+from collections.abc import Mapping
 
 from bot.core.snapshot import ChangedFile
+from rules.analysis.memo import memoized
 
-MAX_LINE = 4000  # characters of one line that are looked at
-_SCAN = 300  # lines a structure lookup walks back before giving up
+MAX_LINE = 20_000  # characters of one line that are scanned
 
-_PY_OPENER_RE = re.compile(
-    r"^\s*(?:(?P<name>[A-Za-z_][\w.]*)\s*(?::[^=\n]*)?\+?=|[\"'](?P<key>[^\"'\n]+)[\"']\s*:)"
-    r"\s*(?:[\w.]+\()?[\[({]\s*(?:#.*)?$"
-)
-_BARE_OPENER_RE = re.compile(r"^\s*(?:[\"'][^\"'\n]*[\"']\s*,\s*)?[\[({]\s*$")
-YAML_KEY_RE = re.compile(r"^\s*(?P<dash>-\s+)?(?P<key>[\w./-]+)\s*:(?:\s+(?P<val>.*))?$")
-_COMMENT_RE = re.compile(r"(?:^|\s)#")
-_OWNER_RE = re.compile(r"^\s*(?:-\s+)?(?:label|name):\s*[\"']?([^\"'#\n]+)")
-_GENERIC_KEYS = frozenset({"steps", "jobs", "with", "env", "retry", "automatic", "matrix",
-                           "strategy", "plugins", "agents", "soft_fail", "commands"})
+
+@memoized
+def known_lines(changed: ChangedFile) -> Mapping[int, str]:
+    """Head lines by number, from the full text when known, else from the patch.
+
+    Shared by every rule that asks (one mapping per file): read-only.
+    """
+    full = changed.head_lines
+    return dict(enumerate(full, start=1)) if full is not None else changed.patch_head_lines
 
 
 def indent_width(text: str) -> int:
-    """Leading whitespace, tabs included (`yaml_lines.indent_of` counts spaces only)."""
+    """Leading whitespace, tabs included (`yamlscan.indent_of` counts spaces only)."""
     return len(text) - len(text.lstrip())
-
-
-def uncomment(text: str) -> str:
-    """The text before a `#` comment, stripped (quotes not respected)."""
-    return _COMMENT_RE.split(text, maxsplit=1)[0].strip()
-
-
-class KnownLines:
-    """The head-side lines of one file that we know (full text or patch), with diff facts."""
-
-    def __init__(self, changed: ChangedFile) -> None:
-        self.changed = changed
-        self.full = changed.head_lines
-        self.patch = changed.patch_head_lines if self.full is None else {}
-        self.added = changed.added_line_numbers
-        # Per added line: its hunk's removed lines, as a set and indexed by 8-char prefix.
-        self.removed: dict[int, tuple[frozenset[str], dict[str, list[str]]]] = {}
-        for hunk in changed.hunks:
-            lines = [ln.text.strip() for ln in hunk.removed]
-            index: dict[str, list[str]] = {}
-            for old in lines:
-                index.setdefault(old[:8], []).append(old)
-            facts = (frozenset(lines), index)
-            for ln in hunk.added:
-                if ln.new_no is not None:
-                    self.removed[ln.new_no] = facts
-        self._parents: dict[int, tuple[str, int] | None] = {}
-
-    def get(self, n: int) -> str | None:
-        if self.full is not None:
-            return self.full[n - 1][:MAX_LINE] if 0 < n <= len(self.full) else None
-        text = self.patch.get(n)
-        return None if text is None else text[:MAX_LINE]
-
-    def was_removed(self, n: int, text: str) -> bool:
-        return text in self.removed.get(n, (frozenset(), {}))[0]
-
-    def counterpart(self, n: int, text: str) -> str:
-        """The removed line this added line replaces (longest shared prefix, ≥ 8 chars)."""
-        best, size, new = "", 7, text.strip()
-        for old in self.removed.get(n, (frozenset(), {}))[1].get(new[:8], [])[:50]:
-            common = next((i for i, (a, b) in enumerate(zip(new, old, strict=False)) if a != b),
-                          min(len(new), len(old)))
-            if common > size:
-                best, size = old, common
-        return best
-
-    def back(self, n: int) -> Iterator[tuple[int, str]]:
-        """Non-blank, non-comment lines above n, stopping at the first unknown line."""
-        for m in range(n - 1, max(0, n - _SCAN), -1):
-            text = self.get(m)
-            if text is None:
-                return
-            if text.strip() and not text.lstrip().startswith("#"):
-                yield m, text
-
-    def parent(self, n: int, yaml: bool) -> tuple[str, int] | None:
-        """The container (YAML key or Python list name) of line n, memoized for siblings."""
-        if n in self._parents:
-            return self._parents[n]
-        text = self.get(n) or ""
-        ind, item = indent_width(text), text.lstrip().startswith("- ")
-        found: tuple[str, int] | None = None
-        for m, other in self.back(n):
-            o_ind, other_item = indent_width(other), other.lstrip().startswith("- ")
-            if o_ind == ind and item == other_item and m in self._parents:
-                found = self._parents[m]
-                break
-            if o_ind > ind or (o_ind == ind and (not (yaml and item) or other_item)):
-                continue
-            if _BARE_OPENER_RE.match(other):
-                ind = o_ind  # `[` on its own line, or `"model", [`: keep climbing
-                continue
-            if yaml:
-                key = YAML_KEY_RE.match(other)
-                if key and not uncomment(key.group("val") or ""):
-                    found = (key.group("key"), m)
-            elif "parametrize(" in other:
-                found = ("parametrize", m)
-            elif match := _PY_OPENER_RE.match(other):
-                found = (match.group("name") or match.group("key") or "", m)
-            break
-        self._parents[n] = found
-        return found
-
-    def owner(self, n: int) -> tuple[str, int] | None:
-        """The Buildkite step label, GitHub step name or job id a YAML line belongs to."""
-        text = self.get(n) or ""
-        level = indent_width(text) + (2 if text.lstrip().startswith("- ") else 0)
-        for m, other in self.back(n):
-            o_ind, is_item = indent_width(other), other.lstrip().startswith("- ")
-            label = _OWNER_RE.match(other)
-            if (o_ind + 2 if is_item else o_ind) <= level and label:
-                return label.group(1).strip(), m
-            if o_ind < level:
-                key = YAML_KEY_RE.match(other)
-                if key and not is_item and not uncomment(key.group("val") or "") and \
-                        key.group("key") not in _GENERIC_KEYS and o_ind > 0:
-                    return key.group("key"), m
-                level = o_ind
-        return None
