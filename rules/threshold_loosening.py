@@ -20,7 +20,7 @@ from rules.analysis.knobs.defaults import (
 )
 from rules.analysis.knobs.looseness import Categories, loosening
 from rules.analysis.knobs.rationale import Description, adjacent_comment
-from rules.analysis.knobs.settings import is_yaml_like
+from rules.analysis.knobs.settings import holds_yaml_keys
 from rules.analysis.knobs.values import number
 from rules.analysis.lines.hunk_sides import SideLine, side_text, sides
 from rules.analysis.lines.known import MAX_LINE
@@ -164,7 +164,7 @@ def _gate_loosenings(hunk: Hunk) -> Iterator[tuple[_Gate, _Gate]]:
 
 def _tolerance_on_existing_check(changed: ChangedFile, removed: list[str], line_text: str) -> bool:
     """A tolerance added to a check that was already there (not to a brand-new one)."""
-    if is_yaml_like(changed.path):
+    if holds_yaml_keys(changed.path):
         return True
     head = _CALL_HEAD_RE.search(line_text)
     if head is None:

@@ -18,6 +18,7 @@ from rules.analysis.lines.comments import code_part
 from rules.analysis.lines.hunk_sides import SideLine, side_contains, sides
 from rules.analysis.lines.known import MAX_LINE
 from rules.analysis.yamlscan.scanner import scan
+from rules.analysis.yamlscan.views import is_yaml
 from rules.analysis.yamlscan.yaml_lines import ITEM, YamlLine
 from rules.base import Rule, RuleContext
 from rules.shard_matrix.shard_groups import (
@@ -96,7 +97,7 @@ class ShardMatrix(Rule):
         counted = knob_filter((*sizes, "max-parallel", "parallelism"))
         union = shared_filter(ctx.config)
         for changed in ctx.files("workflow", "ci-config"):
-            if not changed.path.endswith((".yml", ".yaml")):
+            if not is_yaml(changed.path):
                 continue
             views: dict[str, dict[int, YamlLine] | None] = {}  # whole base/head, on need
             yield from self._coverage(changed, opts, views)

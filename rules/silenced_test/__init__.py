@@ -10,6 +10,7 @@ from bot.core.findings import Finding, Severity
 from bot.core.snapshot import ChangedFile
 from rules.analysis.lines.known import MAX_LINE, known_lines
 from rules.analysis.prtext.references import DescriptionLinks, issue_link
+from rules.analysis.yamlscan.views import is_yaml
 from rules.base import Rule, RuleContext
 from rules.silenced_test.silencing_detectors import (
     ANY_HINT,
@@ -30,8 +31,8 @@ def _known_text(changed: ChangedFile) -> str:
 
 def _hits(view: SilencingView) -> Iterator[Hit]:
     path = view.changed.path.lower()
-    suffix = next((s for s in (".py", ".yml", ".yaml", ".txt") if path.endswith(s)), "")
-    yaml = suffix in (".yml", ".yaml")
+    yaml = is_yaml(path)
+    suffix = ".yaml" if yaml else next((s for s in (".py", ".txt") if path.endswith(s)), "")
     block_end = -1
     for line in view.changed.added_lines:
         n, text = line.new_no, line.text[:MAX_LINE]

@@ -285,6 +285,7 @@ def arg_hits(view: SilencingView, n: int, text: str) -> Iterator[Hit]:
 
 
 def commented_hit(view: SilencingView, n: int, text: str, suffix: str) -> Hit | None:
+    """A test or test line commented out; `suffix` is `.py`, `.txt`, `.yaml` (any YAML) or ""."""
     match = _COMMENTED_TEST_RE.match(text) if suffix == ".py" else None
     if match:
         name = next(g for g in match.groups() if g)
@@ -302,7 +303,7 @@ def commented_hit(view: SilencingView, n: int, text: str, suffix: str) -> Hit | 
                 return None  # an entry of an unknown list: could be a skip list
             if parent is not None and _skip_name(parent[0]):
                 return None  # commenting out a skip-list entry re-enables the test
-    elif suffix in (".yml", ".yaml"):
+    elif suffix == ".yaml":
         parent = view.parent(n, yaml=True)
         if not _YAML_TEST_LINE_RE.search(code) or (parent and _skip_name(parent[0])):
             return None

@@ -14,7 +14,7 @@ from typing import NamedTuple, cast
 
 from bot.core.snapshot import ChangedFile, Hunk, LineKind
 from rules.analysis.knobs.names import KnobFilter
-from rules.analysis.knobs.settings import Setting, extract, is_yaml_like
+from rules.analysis.knobs.settings import Setting, extract, holds_yaml_keys
 from rules.analysis.knobs.values import same_value
 from rules.analysis.lines.hunk_sides import sides
 from rules.analysis.memo import memoized
@@ -111,7 +111,7 @@ def hunk_changes(changed: ChangedFile, hunk: Hunk, wanted: KnobFilter) -> list[C
 @memoized
 def _hunk_changes(hunk: Hunk, path: str, wanted: KnobFilter) -> list[Change]:
     old, new = sides(hunk)
-    yaml_keys = is_yaml_like(path)
+    yaml_keys = holds_yaml_keys(path)
     python = path.endswith((".py", ".pyi"))
     head = extract(new, wanted, yaml_keys=yaml_keys, python=python)
     # Removed settings matter when the head side sets the same knob (old → new), or

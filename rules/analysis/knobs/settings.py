@@ -228,7 +228,9 @@ def extract(
     return out
 
 
-def is_yaml_like(path: str) -> bool:
+def holds_yaml_keys(path: str) -> bool:
+    """Whether `key: value` lines may set knobs here: YAML, JSON, TOML, INI and the like,
+    not Python, shell or a Dockerfile (not an is-YAML check: see `yamlscan.is_yaml`)."""
     lower = path.lower()
     name = lower.rsplit("/", 1)[-1]
     return not (lower.endswith((".py", ".sh", ".bash", ".pyi")) or name.startswith("dockerfile"))
