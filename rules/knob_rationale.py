@@ -7,24 +7,20 @@ from collections.abc import Iterable, Iterator
 
 from bot.core.findings import Finding, Severity
 from bot.core.snapshot import ChangedFile, Hunk
-from rules.analysis.knobs.changes import Change, hunk_changes, new_unit_lines
-from rules.analysis.knobs.defaults import (
-    GATES,
-    SAMPLE_COUNTS,
-    TIMEOUTS,
-    TOLERANCES,
-    UPPER_WORDS,
+from rules.analysis.knobs.categories import (
+    Categories,
+    configured_categories,
+    loosening_reported,
     shared_filter,
 )
-from rules.analysis.knobs.looseness import Categories, loosening
+from rules.analysis.knobs.changes import Change, hunk_changes, new_unit_lines
+from rules.analysis.knobs.looseness import loosening
 from rules.analysis.knobs.names import KnobFilter, knob_filter
 from rules.analysis.knobs.rationale import Description, adjacent_comment, value_lines
 from rules.analysis.knobs.settings import Setting
 from rules.analysis.lines.comments import comment_text
 from rules.analysis.lines.known import known_lines
 from rules.base import Rule, RuleContext
-
-_LOOSENING = "threshold-loosening"
 
 
 def _signature(setting: Setting, change: Change) -> tuple[str, str, str]:
@@ -92,14 +88,9 @@ class KnobRationale(Rule):
         wanted = knob_filter(ctx.config.knobs)
         union = shared_filter(ctx.config)
         description = Description(ctx.snapshot.text)
-        categories = None
-        if ctx.config.settings(_LOOSENING).enabled:
-            def opt(name: str, default: tuple[str, ...]) -> tuple[str, ...]:
-                return tuple(ctx.config.option(_LOOSENING, name, default))
-            categories = Categories(
-                opt("gates", GATES), opt("tolerances", TOLERANCES), opt("timeouts", TIMEOUTS),
-                opt("sample_counts", SAMPLE_COUNTS), opt("upper_bound_words", UPPER_WORDS),
-            )
+        # What threshold-loosening reports is not asked about twice.
+        categories = (configured_categories(ctx.config)
+                      if loosening_reported(ctx.config) else None)
         for changed in ctx.files():
             if changed.status in ("added", "copied"):
                 continue  # a new config or test is reviewed as a whole, not as a retune

@@ -9,16 +9,9 @@ from typing import Any, ClassVar
 
 from bot.core.findings import Finding, Severity
 from bot.core.snapshot import ChangedFile, Hunk
+from rules.analysis.knobs.categories import CATEGORY_OPTIONS, configured_categories, shared_filter
 from rules.analysis.knobs.changes import hunk_changes, new_unit_lines
-from rules.analysis.knobs.defaults import (
-    GATES,
-    SAMPLE_COUNTS,
-    TIMEOUTS,
-    TOLERANCES,
-    UPPER_WORDS,
-    shared_filter,
-)
-from rules.analysis.knobs.looseness import Categories, loosening
+from rules.analysis.knobs.looseness import loosening
 from rules.analysis.knobs.rationale import Description, adjacent_comment
 from rules.analysis.knobs.settings import holds_yaml_keys
 from rules.analysis.knobs.values import number
@@ -215,20 +208,10 @@ class ThresholdLoosening(Rule):
 
     id = "threshold-loosening"
     severity = Severity.WARNING
-    options: ClassVar[Mapping[str, Any]] = {
-        "gates": GATES,
-        "tolerances": TOLERANCES,
-        "timeouts": TIMEOUTS,
-        "sample_counts": SAMPLE_COUNTS,
-        "upper_bound_words": UPPER_WORDS,
-    }
+    options: ClassVar[Mapping[str, Any]] = CATEGORY_OPTIONS
 
     def check(self, ctx: RuleContext) -> Iterable[Finding]:
-        categories = Categories(
-            tuple(ctx.option("gates")), tuple(ctx.option("tolerances")),
-            tuple(ctx.option("timeouts")), tuple(ctx.option("sample_counts")),
-            tuple(ctx.option("upper_bound_words")),
-        )
+        categories = configured_categories(ctx.config)
         wanted = categories.wanted()
         union = shared_filter(ctx.config)
         description = Description(ctx.snapshot.text)

@@ -10,8 +10,8 @@ from typing import Any, ClassVar
 
 from bot.core.findings import Finding, Severity
 from bot.core.snapshot import ChangedFile, Hunk
+from rules.analysis.knobs.categories import SHARD_SIZE_KEYS, shared_filter
 from rules.analysis.knobs.changes import hunk_changes
-from rules.analysis.knobs.defaults import SHARD_SIZE_KEYS, shared_filter
 from rules.analysis.knobs.names import KnobFilter, knob_filter, normalize
 from rules.analysis.knobs.values import number
 from rules.analysis.lines.comments import code_part

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 
 from bot.core.config import Config
 from bot.core.snapshot import ChangedFile, DiffLine, Hunk, LineKind
+from rules.analysis.knobs import categories as knob_options
 from rules.analysis.knobs import changes as knob_changes
-from rules.analysis.knobs import defaults as knob_options
 from rules.analysis.knobs import names as knob_names
 from rules.analysis.knobs import settings as knobs
 from rules.analysis.lines import hunk_sides
