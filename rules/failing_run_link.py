@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from bot.core.findings import Finding, Severity
-from rules.analysis.prtext.ci_fix import ci_fix_phrase
-from rules.analysis.prtext.evidence import failure_evidence, stress_statistics
+from rules.analysis.prtext import ci_fix_phrase, failure_evidence, stress_statistics
 from rules.base import Rule, RuleContext
 
 

@@ -7,19 +7,23 @@ from collections.abc import Iterable, Iterator
 
 from bot.core.findings import Finding, Severity
 from bot.core.snapshot import ChangedFile, Hunk
-from rules.analysis.knobs.categories import (
+from rules.analysis.knobs import (
     Categories,
+    Change,
+    Description,
+    KnobFilter,
+    Setting,
+    adjacent_comment,
     configured_categories,
+    hunk_changes,
+    knob_filter,
+    loosening,
     loosening_reported,
+    new_unit_lines,
     shared_filter,
+    value_lines,
 )
-from rules.analysis.knobs.changes import Change, hunk_changes, new_unit_lines
-from rules.analysis.knobs.looseness import loosening
-from rules.analysis.knobs.names import KnobFilter, knob_filter
-from rules.analysis.knobs.rationale import Description, adjacent_comment, value_lines
-from rules.analysis.knobs.settings import Setting
-from rules.analysis.lines.comments import comment_text
-from rules.analysis.lines.known import known_lines
+from rules.analysis.lines import comment_text, known_lines
 from rules.base import Rule, RuleContext
 
 

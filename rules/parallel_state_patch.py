@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 
 from bot.core.findings import Finding, Severity
 from bot.core.snapshot import ChangedFile
-from rules.analysis.lines.known import indent_width, known_lines
+from rules.analysis.lines import indent_width, known_lines
 from rules.base import Rule, RuleContext
 
 _TRIGGERS = ("parallel_state", "get_parallel", "_group", "Mock", "SimpleNamespace",

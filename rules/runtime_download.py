@@ -8,9 +8,8 @@ from dataclasses import dataclass
 
 from bot.core.findings import Finding, Severity
 from bot.core.snapshot import ChangedFile
-from rules.analysis.lines.known import known_lines
-from rules.analysis.yamlscan.views import YamlView, is_yaml, view
-from rules.analysis.yamlscan.yaml_lines import ITEM, YamlLine
+from rules.analysis.lines import known_lines
+from rules.analysis.yamlscan import ITEM, YamlLine, YamlView, is_yaml, view
 from rules.base import Rule, RuleContext
 
 _SURFACES = ("test", "cpu-test", "workflow", "ci-script", "eval-config")

@@ -9,14 +9,19 @@ from typing import Any, ClassVar
 
 from bot.core.findings import Finding, Severity
 from bot.core.snapshot import ChangedFile, Hunk
-from rules.analysis.knobs.categories import CATEGORY_OPTIONS, configured_categories, shared_filter
-from rules.analysis.knobs.changes import hunk_changes, new_unit_lines
-from rules.analysis.knobs.looseness import loosening
-from rules.analysis.knobs.rationale import Description, adjacent_comment
-from rules.analysis.knobs.settings import holds_yaml_keys
-from rules.analysis.knobs.values import number
-from rules.analysis.lines.hunk_sides import SideLine, side_text, sides
-from rules.analysis.lines.known import MAX_LINE
+from rules.analysis.knobs import (
+    CATEGORY_OPTIONS,
+    Description,
+    adjacent_comment,
+    configured_categories,
+    holds_yaml_keys,
+    hunk_changes,
+    loosening,
+    new_unit_lines,
+    number,
+    shared_filter,
+)
+from rules.analysis.lines import MAX_LINE, SideLine, side_text, sides
 from rules.base import Rule, RuleContext
 
 _NUM = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"

@@ -45,7 +45,7 @@ def duplicates_for(ctx: AppContext) -> Enrich:
     """For a CI-fix PR: open or recently merged PRs on the same files or failing jobs."""
     from bot.evidence.duplicates import FilesCache, attach_duplicates, find_duplicates
     from bot.evidence.lookup import prior_failing_runs
-    from rules.analysis.prtext.ci_fix import ci_fix_phrase
+    from rules.analysis.prtext import ci_fix_phrase
 
     if ctx.files_cache is None:
         ctx.files_cache = FilesCache()

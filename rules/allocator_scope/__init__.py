@@ -11,9 +11,9 @@ from bot.core.findings import Finding, Severity
 from bot.core.snapshot import ChangedFile, DiffLine, PullRequestSnapshot
 from rules.allocator_scope.allocconf import OPTIONS, check_value
 from rules.allocator_scope.setting_scope import Scope, SettingScopes
-from rules.analysis.lines.comments import comment_near
-from rules.analysis.prtext.explains import description_explains
-from rules.analysis.yamlscan.yaml_lines import unquote
+from rules.analysis.lines import comment_near
+from rules.analysis.prtext import description_explains
+from rules.analysis.yamlscan import unquote
 from rules.base import Rule, RuleContext
 
 _VAR_RE = re.compile(r"\bPYTORCH_(?:[A-Z0-9]+_)?ALLOC_CONF\b")

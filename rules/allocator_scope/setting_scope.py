@@ -16,9 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from bot.core.snapshot import ChangedFile
-from rules.analysis.lines.known import indent_width, known_lines
-from rules.analysis.yamlscan.views import YamlView, is_yaml, view
-from rules.analysis.yamlscan.yaml_lines import ITEM, YamlLine, unquote
+from rules.analysis.lines import indent_width, known_lines
+from rules.analysis.yamlscan import ITEM, YamlLine, YamlView, is_yaml, unquote, view
 
 _ENVIRON_RE = re.compile(
     r"environ\s*\[\s*$|environ\.(?:setdefault|update)\s*\(|\.setenv\s*\(|os\.putenv\s*\(")

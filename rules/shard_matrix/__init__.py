@@ -10,16 +10,17 @@ from typing import Any, ClassVar
 
 from bot.core.findings import Finding, Severity
 from bot.core.snapshot import ChangedFile, Hunk
-from rules.analysis.knobs.categories import SHARD_SIZE_KEYS, shared_filter
-from rules.analysis.knobs.changes import hunk_changes
-from rules.analysis.knobs.names import KnobFilter, knob_filter, normalize
-from rules.analysis.knobs.values import number
-from rules.analysis.lines.comments import code_part
-from rules.analysis.lines.hunk_sides import SideLine, side_contains, sides
-from rules.analysis.lines.known import MAX_LINE
-from rules.analysis.yamlscan.scanner import scan
-from rules.analysis.yamlscan.views import is_yaml
-from rules.analysis.yamlscan.yaml_lines import ITEM, YamlLine
+from rules.analysis.knobs import (
+    SHARD_SIZE_KEYS,
+    KnobFilter,
+    hunk_changes,
+    knob_filter,
+    normalize,
+    number,
+    shared_filter,
+)
+from rules.analysis.lines import MAX_LINE, SideLine, code_part, side_contains, sides
+from rules.analysis.yamlscan import ITEM, YamlLine, is_yaml, scan
 from rules.base import Rule, RuleContext
 from rules.shard_matrix.shard_groups import (
     MAX_SHARDS,

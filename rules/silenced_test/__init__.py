@@ -8,9 +8,9 @@ from typing import Any, ClassVar
 
 from bot.core.findings import Finding, Severity
 from bot.core.snapshot import ChangedFile
-from rules.analysis.lines.known import MAX_LINE, known_lines
-from rules.analysis.prtext.references import DescriptionLinks, issue_link
-from rules.analysis.yamlscan.views import is_yaml
+from rules.analysis.lines import MAX_LINE, known_lines
+from rules.analysis.prtext import DescriptionLinks, issue_link
+from rules.analysis.yamlscan import is_yaml
 from rules.base import Rule, RuleContext
 from rules.silenced_test.silencing_detectors import (
     ANY_HINT,

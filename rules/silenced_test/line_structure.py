@@ -15,8 +15,7 @@ import re
 from collections.abc import Iterator
 
 from bot.core.snapshot import ChangedFile
-from rules.analysis.lines.comments import code_part
-from rules.analysis.lines.known import MAX_LINE, indent_width, known_lines
+from rules.analysis.lines import MAX_LINE, code_part, indent_width, known_lines
 
 _SCAN = 300  # lines a structure lookup walks back before giving up
 

@@ -14,8 +14,7 @@ from dataclasses import dataclass
 from itertools import islice
 
 from bot.core.snapshot import ChangedFile
-from rules.analysis.lines.comments import code_part
-from rules.analysis.lines.known import indent_width
+from rules.analysis.lines import code_part, indent_width
 from rules.silenced_test.line_structure import YAML_KEY_RE, KnownLines
 
 _NOT_RUN = "so the test no longer runs in CI"

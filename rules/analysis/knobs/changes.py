@@ -16,7 +16,7 @@ from bot.core.snapshot import ChangedFile, Hunk, LineKind
 from rules.analysis.knobs.names import KnobFilter
 from rules.analysis.knobs.settings import Setting, extract, holds_yaml_keys
 from rules.analysis.knobs.values import same_value
-from rules.analysis.lines.hunk_sides import sides
+from rules.analysis.lines import sides
 from rules.analysis.memo import memoized
 
 _MAX_PAIRING = 8  # beyond this many same-name settings per side, pair by order only

@@ -10,10 +10,10 @@ import re
 from collections.abc import Iterable, Sequence
 
 from bot.core.snapshot import ChangedFile
-from rules.analysis.lines.comments import comment_near
+from rules.analysis.lines import comment_near
 from rules.analysis.memo import memoized
-from rules.analysis.prtext.explains import description_explains
-from rules.analysis.yamlscan.views import is_yaml, view
+from rules.analysis.prtext import description_explains
+from rules.analysis.yamlscan import is_yaml, view
 
 _SHELL_KEYS = frozenset({"run", "script", "command", "commands", ""})
 _PRAGMA_RE = re.compile(

@@ -22,9 +22,7 @@ from typing import NamedTuple
 
 from rules.analysis.knobs.names import KnobFilter, named_words, normalize
 from rules.analysis.knobs.values import PENDING, flag_value, number, scan_value
-from rules.analysis.lines.comments import code_part
-from rules.analysis.lines.hunk_sides import SideLine, side_text
-from rules.analysis.lines.known import MAX_LINE
+from rules.analysis.lines import MAX_LINE, SideLine, code_part, side_text
 
 _FLAG_RE = re.compile(r"(?<![\w-])--([A-Za-z][\w-]*)")
 _YAML_KEY_RE = re.compile(r"^\s*(?:-\s+)?([\"']?)([A-Za-z_][\w.-]*)\1\s*:(?=\s|$)")
