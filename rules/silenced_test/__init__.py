@@ -12,11 +12,10 @@ from rules.analysis.lines import MAX_LINE, known_lines
 from rules.analysis.prtext import DescriptionLinks, issue_link
 from rules.analysis.yamlscan import is_yaml
 from rules.base import Rule, RuleContext
+from rules.silenced_test.line_structure import ANY_HINT, SilencingView
 from rules.silenced_test.silencing_detectors import (
-    ANY_HINT,
     SILENCE_REASON_RE,
     Hit,
-    SilencingView,
     arg_hits,
     commented_hit,
     python_hits,

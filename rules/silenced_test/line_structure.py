@@ -1,4 +1,4 @@
-"""silenced-test's view of the known head lines: their structure and diff facts.
+"""silenced-test's view of the known head lines: their structure, diff facts and hints.
 
 On the known lines (`rules.analysis.lines.known_lines`): the removed line an added
 line replaces, the YAML key or Python list a line sits in, and the step or job a YAML
@@ -12,6 +12,7 @@ for Python, and count tabs as indentation.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterator
 
 from bot.core.snapshot import ChangedFile
@@ -28,6 +29,23 @@ YAML_KEY_RE = re.compile(r"^\s*(?P<dash>-\s+)?(?P<key>[\w./-]+)\s*:(?:\s+(?P<val
 _OWNER_RE = re.compile(r"^\s*(?:-\s+)?(?:label|name):\s*[\"']?([^\"'#\n]+)")
 _GENERIC_KEYS = frozenset({"steps", "jobs", "with", "env", "retry", "automatic", "matrix",
                            "strategy", "plugins", "agents", "soft_fail", "commands"})
+# Cheap substring tests that let almost every line skip the regexes (200k-line PRs).
+_YAML_HINTS = ("skip", "xfail", "flaky", "retry", "disabled", "expectedfailure", "exclu",
+               "quarant", "blocklist", "denylist", "blacklist", "ignore", "known_fail",
+               "continue", "if:", "soft_fail", "automatic")
+ARG_HINTS = ("--ignore", "--deselect", "-k", "--reruns")
+_SKIP_HINTS = ("skip", "exclu", "disable", "quarant", "blocklist", "denylist", "blacklist",
+               "xfail", "flaky", "ignore", "known_fail")
+# Every hint above, lowercased, minus those another one contains ("disabled" has
+# "disable", "--ignore" has "ignore"): a file whose text has none of them and whose
+# added lines have no `#` cannot yield a hit, and most files of a large PR are such.
+ANY_HINT = ("skip", "xfail", "flaky", "retry", "disable", "expectedfailure", "exclu",
+             "quarant", "blocklist", "denylist", "blacklist", "ignore", "known_fail",
+             "continue", "if:", "soft_fail", "automatic", "--deselect", "-k", "--reruns")
+IGNORE_ARG_RE = re.compile(
+    r"(?P<flag>--ignore(?:-glob)?|--deselect)(?:=|\s+)(?P<v>[^\s\"',;)\]\\]+)"
+)
+_TOKEN_RE = re.compile(r"[^\s\"',;()\[\]=\\]+")
 
 
 class KnownLines:
@@ -121,3 +139,24 @@ class KnownLines:
                     return key.group("key"), m
                 level = o_ind
         return None
+
+
+class SilencingView(KnownLines):
+    """Known lines plus what silenced-test pre-computes per file: which hints occur."""
+
+    def __init__(self, changed: ChangedFile, known: str, lowered: str) -> None:
+        super().__init__(changed)
+        self.moved = Counter(ln.text.strip() for ln in changed.removed_lines)
+        # Which hints occur at all: most files have none, so most lines skip every regex.
+        self.hints = tuple(h for h in _YAML_HINTS if h in lowered)
+        self.skippy = any(h in lowered for h in _SKIP_HINTS)
+        self.args = any(h in known for h in ARG_HINTS)
+        self._runs: Counter[str] | None = None
+
+    def runs(self, target: str) -> int:
+        """How often `target` appears in this file other than as an --ignore/--deselect value."""
+        if self._runs is None:
+            text = "\n".join(self.lines.values())
+            self._runs = Counter(_TOKEN_RE.findall(text))
+            self._runs.subtract(m.group("v") for m in IGNORE_ARG_RE.finditer(text))
+        return self._runs[target]

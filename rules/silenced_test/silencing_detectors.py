@@ -8,31 +8,21 @@ become findings; these only recognise the silencing on one line and describe it.
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import islice
 
-from bot.core.snapshot import ChangedFile
 from rules.analysis.lines import code_part, indent_width
-from rules.silenced_test.line_structure import YAML_KEY_RE, KnownLines
+from rules.silenced_test.line_structure import (
+    ARG_HINTS,
+    IGNORE_ARG_RE,
+    YAML_KEY_RE,
+    SilencingView,
+)
 
 _NOT_RUN = "so the test no longer runs in CI"
 _RERUN = "so failures are retried until they pass and the flakiness stays hidden"
 _UNSEEN = "fail without failing the {} and the failure goes unnoticed instead of being fixed"
-# Cheap substring tests that let almost every line skip the regexes (200k-line PRs).
-_YAML_HINTS = ("skip", "xfail", "flaky", "retry", "disabled", "expectedfailure", "exclu",
-               "quarant", "blocklist", "denylist", "blacklist", "ignore", "known_fail",
-               "continue", "if:", "soft_fail", "automatic")
-_ARG_HINTS = ("--ignore", "--deselect", "-k", "--reruns")
-_SKIP_HINTS = ("skip", "exclu", "disable", "quarant", "blocklist", "denylist", "blacklist",
-               "xfail", "flaky", "ignore", "known_fail")
-# Every hint above, lowercased, minus those another one contains ("disabled" has
-# "disable", "--ignore" has "ignore"): a file whose text has none of them and whose
-# added lines have no `#` cannot yield a hit, and most files of a large PR are such.
-ANY_HINT = ("skip", "xfail", "flaky", "retry", "disable", "expectedfailure", "exclu",
-             "quarant", "blocklist", "denylist", "blacklist", "ignore", "known_fail",
-             "continue", "if:", "soft_fail", "automatic", "--deselect", "-k", "--reruns")
 
 _MARKER_RE = re.compile(
     r"@?pytest\.mark\.(?:skip|skipif|xfail|flaky)\b|@?unittest\.(?:skip\w*|expectedFailure)\b"
@@ -75,10 +65,6 @@ _YAML_ITEM_RE = re.compile(r"^\s*-\s+(.*)$")
 _FALSE_RE = re.compile(r"^(?:\$\{\{\s*)?[\"']?(?:false|no|off|null|~)?[\"']?(?:\s*\}\})?$", re.I)
 _TRUE_RE = re.compile(r"^(?:\$\{\{\s*)?[\"']?(?:true|yes|on)[\"']?(?:\s*\}\})?$", re.I)
 _IF_FALSE_RE = re.compile(r"^(?:\$\{\{\s*)?[\"']?false[\"']?\s*(?:\}\}|&&|$)", re.I)
-_IGNORE_ARG_RE = re.compile(
-    r"(?P<flag>--ignore(?:-glob)?|--deselect)(?:=|\s+)(?P<v>[^\s\"',;)\]\\]+)"
-)
-_TOKEN_RE = re.compile(r"[^\s\"',;()\[\]=\\]+")
 _K_ARG_RE = re.compile(r"-k(?:=|\s+|[\"']\s*,\s*)[\"'](?P<expr>[^\"'\n]{1,2000})[\"']")
 _NOT_TERM_RE = re.compile(r"\bnot\s+([\w\[\]./:-]+)")
 _RERUNS_RE = re.compile(r"--reruns(?:=|\s+)(\d+)")
@@ -93,28 +79,6 @@ class Hit:
     end: int = 0  # last line of the statement (issue links may sit there too)
     verb: str = "added"
     where: str = ""  # " on `test_x`", " to skip list `SKIPS`"
-
-
-
-class SilencingView(KnownLines):
-    """Known lines plus what silenced-test pre-computes per file: which hints occur."""
-
-    def __init__(self, changed: ChangedFile, known: str, lowered: str) -> None:
-        super().__init__(changed)
-        self.moved = Counter(ln.text.strip() for ln in changed.removed_lines)
-        # Which hints occur at all: most files have none, so most lines skip every regex.
-        self.hints = tuple(h for h in _YAML_HINTS if h in lowered)
-        self.skippy = any(h in lowered for h in _SKIP_HINTS)
-        self.args = any(h in known for h in _ARG_HINTS)
-        self._runs: Counter[str] | None = None
-
-    def runs(self, target: str) -> int:
-        """How often `target` appears in this file other than as an --ignore/--deselect value."""
-        if self._runs is None:
-            text = "\n".join(self.lines.values())
-            self._runs = Counter(_TOKEN_RE.findall(text))
-            self._runs.subtract(m.group("v") for m in _IGNORE_ARG_RE.finditer(text))
-        return self._runs[target]
 
 
 def _skip_name(name: str) -> bool:
@@ -258,11 +222,11 @@ def _following(view: SilencingView, n: int, *keys: str) -> list[str]:
 
 
 def arg_hits(view: SilencingView, n: int, text: str) -> Iterator[Hit]:
-    if not view.args or not any(hint in text for hint in _ARG_HINTS):
+    if not view.args or not any(hint in text for hint in ARG_HINTS):
         return
     text = code_part(text)
     removed = view.counterpart(n, text)
-    for match in _IGNORE_ARG_RE.finditer(text):
+    for match in IGNORE_ARG_RE.finditer(text):
         value, flag = match.group("v"), match.group("flag")
         if f"{flag}={value}" in removed or f"{flag} {value}" in removed:
             continue

@@ -19,7 +19,7 @@ from rules.parallel_state_patch import _TRIGGERS
 from rules.runtime_download import _FETCH_WORDS, RuntimeDownload
 from rules.runtime_download import _FileCheck as DownloadCheck
 from rules.silenced_test import _hits, _known_text
-from rules.silenced_test.silencing_detectors import ANY_HINT, SilencingView
+from rules.silenced_test.line_structure import ANY_HINT, SilencingView
 from rules.threshold_loosening import _gates, _may_gate
 from tests.conftest import make_snapshot
 
