@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 
 from bot.core.findings import Finding, Severity
 from bot.core.snapshot import ChangedFile
-from rules.analysis.lines import indent_width, known_lines
+from rules.analysis.lines import known_lines, openers
 from rules.base import Rule, RuleContext
 
 _TRIGGERS = ("parallel_state", "get_parallel", "_group", "Mock", "SimpleNamespace",
@@ -237,23 +237,8 @@ def _statements(lines: Mapping[int, str]) -> Iterator[tuple[int, int]]:
 
 def _enclosing(lines: Mapping[int, str], number: int) -> list[tuple[str, str, int, str]]:
     """Enclosing def/class of a line, innermost first: (kind, name, line, signature)."""
-    current = indent_width(lines.get(number, ""))
-    found: list[tuple[str, str, int, str]] = []
-    for back in range(number - 1, max(0, number - 3000), -1):
-        if current == 0:
-            break
-        text = lines.get(back)
-        if text is None:
-            break
-        if not text.strip() or text.lstrip().startswith("#"):
-            continue
-        ind = indent_width(text)
-        if ind < current:
-            match = _DEF_RE.match(text)
-            if match:
-                found.append((match.group(1), match.group(2), back, match.group(3) or ""))
-            current = ind
-    return found
+    return [(match.group(1), match.group(2), back, match.group(3) or "")
+            for back, text in openers(lines, number, 3000) if (match := _DEF_RE.match(text))]
 
 
 def _overrides(lines: Mapping[int, str]) -> list[tuple[int, str, int, str]]:

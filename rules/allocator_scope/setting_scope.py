@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from bot.core.snapshot import ChangedFile
-from rules.analysis.lines import indent_width, known_lines
+from rules.analysis.lines import indent_width, known_lines, openers
 from rules.analysis.yamlscan import ITEM, YamlLine, YamlView, is_yaml, unquote, view
 
 _ENVIRON_RE = re.compile(
@@ -256,23 +256,10 @@ class SettingScopes:
 
 def _enclosing(lines: Mapping[int, str], number: int) -> list[tuple[str, str, int]]:
     """Enclosing blocks of a Python line, outermost first: (def|class|block, name, line)."""
-    text = lines.get(number, "")
-    current = indent_width(text)
     chain: list[tuple[str, str, int]] = []
-    for back in range(number - 1, max(0, number - 5000), -1):
-        if current == 0:
-            break
-        line = lines.get(back)
-        if line is None:
-            break
-        stripped = line.strip()
-        if not stripped or stripped.startswith("#"):
-            continue
-        ind = indent_width(line)
-        if ind < current:
-            match = _DEF_RE.match(stripped)
-            chain.append((match.group(1), match.group(2), back) if match else ("block", "", back))
-            current = ind
+    for back, text in openers(lines, number, 5000):
+        match = _DEF_RE.match(text.strip())
+        chain.append((match.group(1), match.group(2), back) if match else ("block", "", back))
     return chain[::-1]
 
 
