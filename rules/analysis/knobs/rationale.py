@@ -1,7 +1,8 @@
 """Is a knob change explained? A prose comment next to it, or the PR description.
 
-Like `explain`, but tuned for knob settings: pragmas and commented-out code explain
-nothing, and a `#` inside a YAML value (a folded scalar) is no comment a reader sees.
+`lines.comment_near` and `prtext.description_explains`, tuned for knob settings:
+pragmas and commented-out code explain nothing, and a `#` inside a YAML value (a folded
+scalar) is no comment a reader sees.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ written as a YAML/JSON key (`max_concurrency: 100`), a flag inside a string or a
 folded block scalar (`--max-num-batched-tokens 32768`, `--timeout=600`), Python/YAML
 list items (`"--mem-fraction-static", "0.3"` on one line or on consecutive lines), a
 keyword argument or assignment (`rtol=1e-3`, `TIMEOUT = 600`, `export TIMEOUT=600`),
-or a key of a flow mapping (`{ shard: 1, num_shards: 5 }`). `knob_changes` pairs the
+or a key of a flow mapping (`{ shard: 1, num_shards: 5 }`). `changes` pairs the
 settings of both sides so rules can say old → new.
 
 Everything here is line-based and linear: no regex has nested quantifiers over user

@@ -1,7 +1,7 @@
 """Does a PR read as a CI fix? Judged from its title, its description and its labels.
 
 Everything here is linear in the text: the title is capped, the body goes through
-`pr_markdown.clean`, and no pattern nests quantifiers.
+`markdown.clean`, and no pattern nests quantifiers.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The scanned YAML of a changed file, shared by every rule that reads it.
 
 The line types and per-line helpers live in `yaml_lines`, the scanner in
-`yaml_scanner`; this module decides which files are YAML and how a changed file
+`scanner`; this module decides which files are YAML and how a changed file
 (whole head text, or only its hunks) becomes one cached `YamlView`.
 """
 
