@@ -62,7 +62,7 @@ def test_never_raises_and_only_flags_added_lines(
 
 @given(st.text(max_size=120))
 def test_any_value_validates_without_raising(value: str) -> None:
-    from rules.support.allocconf import OPTIONS, check_value
+    from rules.allocator_scope.allocconf import OPTIONS, check_value
 
     problems, fixed = check_value(value, dict(OPTIONS))
     if fixed is not None:

@@ -7,8 +7,8 @@ import time
 from hypothesis import given
 from hypothesis import strategies as st
 
+from rules.analysis.yamlscan.scanner import scan
 from rules.block_scalar_comment import BlockScalarComment, comment_start
-from rules.support.yaml_scanner import scan
 from tests.rules.props_kit import added_lines_property, run_on_file
 
 RULE = BlockScalarComment()
