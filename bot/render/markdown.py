@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import bot
-from bot.core.findings import Finding, Severity
+from bot.core.findings import Confidence, Finding, Severity
 from bot.core.report import Report
 from bot.render import markers, mdsafe
 
@@ -72,18 +72,31 @@ def render(report: Report, limit: int = COMMENT_LIMIT, marker: bool = True) -> s
         tail.append(f"#### {mdsafe.text(title)}\n\n{body}")
     tail.append(_footer(report))
 
-    rows = [_row(f) for f in report.findings]
-    table_head = ["", "| | Rule | Where | Finding |", "|---|---|---|---|"] if rows else []
-    fixed = len("\n".join(head + table_head + tail)) + 200
-    budget = limit - fixed
-    kept: list[str] = []
-    for row in rows:
-        if budget - len(row) - 1 < 0:
-            break
-        kept.append(row)
-        budget -= len(row) + 1
-    dropped = len(rows) - len(kept)
-    lines = head + table_head + kept
+    sure = [f for f in report.findings if f.confidence is Confidence.HIGH]
+    unsure = [f for f in report.findings if f.confidence is not Confidence.HIGH]
+    table_head = ["", "| | Rule | Where | Finding |", "|---|---|---|---|"]
+    # Lower-confidence findings never become inline comments; here they are collapsed.
+    unsure_head = ["", f"<details><summary>Lower-confidence findings ({len(unsure)})</summary>",
+                   *table_head] if unsure else []
+    unsure_tail = ["", "</details>"] if unsure else []
+    fixed = len("\n".join(head + table_head + unsure_head + unsure_tail + tail)) + 200
+    budget = [limit - fixed]
+    kept = _fit([_row(f) for f in sure], budget)
+    kept_unsure = _fit([_row(f) for f in unsure], budget)
+    dropped = len(report.findings) - len(kept) - len(kept_unsure)
+    lines = head + (table_head + kept if sure else [])
+    lines += (unsure_head + kept_unsure + unsure_tail) if unsure else []
     if dropped:
         lines.append(f"\n… and {dropped} more findings, listed in the check run annotations.")
     return "\n".join([*lines, "", *tail])[:limit]
+
+
+def _fit(rows: list[str], budget: list[int]) -> list[str]:
+    """The rows that fit in what is left of `budget[0]` (shared across tables)."""
+    kept: list[str] = []
+    for row in rows:
+        if budget[0] - len(row) - 1 < 0:
+            break
+        kept.append(row)
+        budget[0] -= len(row) + 1
+    return kept
