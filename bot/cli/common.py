@@ -15,7 +15,9 @@ from bot.render import render
 from rules import ALL_RULES, RULES_BY_ID
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
-FAIL_LEVELS = ("none", "notice", "warning", "error")
+# `any` and `info` are reviewdog's names: any finding fails; `info` is our `notice`.
+FAIL_LEVELS = ("none", "any", "info", "notice", "warning", "error")
+_FAIL_ALIASES = {"any": "notice", "info": "notice"}
 ACTIONS_BOT = "github-actions[bot]"
 
 
@@ -38,7 +40,8 @@ def exit_code(report: Report, fail_level: str | None, config: Config) -> int:
     if fail_level is None:
         threshold = config.fail_on
     else:
-        threshold = None if fail_level == "none" else Severity.parse(fail_level)
+        level = _FAIL_ALIASES.get(fail_level, fail_level)
+        threshold = None if level == "none" else Severity.parse(level)
     worst = report.worst()
     found = threshold is not None and worst is not None and worst >= threshold
     return EXIT_FINDINGS if found else EXIT_OK

@@ -66,6 +66,7 @@ class ReviewRequest:
     pull: dict[str, Any] | None = None  # the PR as already fetched by the caller
     text_cap: int = MAX_TEXT_BYTES
     max_comments: int = MAX_COMMENTS
+    buttons: bool = True  # the check's Re-run button: only the App can act on it
 
 
 @dataclass(frozen=True)
@@ -167,6 +168,6 @@ def review_pull_request(
     if request.publish:
         state = yield from publish(
             report, snapshot, owner, repo, state, request.bot_login, request.waivers,
-            inputs_digest=key, max_comments=request.max_comments,
+            inputs_digest=key, max_comments=request.max_comments, buttons=request.buttons,
         )
     return ReviewOutcome(state, config, report, snapshot)

@@ -33,11 +33,28 @@ def where(finding: Finding) -> str:
     return mdsafe.code(f"{finding.path}{suffix}")
 
 
-def _row(finding: Finding) -> str:
+MIN_CELL = 120  # a trimmed message still says what is wrong
+
+
+def _row(finding: Finding, cap: int | None = None) -> str:
+    message = finding.message
+    if cap is not None and len(message) > cap:
+        message = message[: cap - 1].rstrip() + "…"
     return (
         f"| {_ICON[finding.severity]} | {mdsafe.code(finding.rule)} | {where(finding)} | "
-        f"{mdsafe.cell(finding.message)} |"
+        f"{mdsafe.cell(message)} |"
     )
+
+
+def _rows(findings: tuple[Finding, ...], budget: int) -> list[str]:
+    """One row per finding, messages trimmed so that as many rows as possible fit."""
+    rows = [_row(f) for f in findings]
+    if sum(len(r) + 1 for r in rows) <= budget or not rows:
+        return rows
+    # Trim the longest messages first: the same cap for all, as generous as fits.
+    frame = sum(len(_row(f, 1)) + 1 for f in findings)
+    cap = max(MIN_CELL, (budget - frame) // len(findings))
+    return [_row(f, cap) for f in findings]
 
 
 def _footer(report: Report) -> str:
@@ -49,7 +66,7 @@ def _footer(report: Report) -> str:
 
 
 def render(report: Report, limit: int = COMMENT_LIMIT, marker: bool = True) -> str:
-    """The summary, trimmed to `limit` characters by dropping table rows, never mid-row."""
+    """The summary within `limit` characters: long messages are trimmed before any row goes."""
     head = [markers.SUMMARY] if marker else []
     head.append(f"### CI stability review: {headline(report)}")
     tail: list[str] = []
@@ -72,18 +89,19 @@ def render(report: Report, limit: int = COMMENT_LIMIT, marker: bool = True) -> s
         tail.append(f"#### {mdsafe.text(title)}\n\n{body}")
     tail.append(_footer(report))
 
-    rows = [_row(f) for f in report.findings]
-    table_head = ["", "| | Rule | Where | Finding |", "|---|---|---|---|"] if rows else []
+    table_head = (["", "| | Rule | Where | Finding |", "|---|---|---|---|"]
+                  if report.findings else [])
     fixed = len("\n".join(head + table_head + tail)) + 200
     budget = limit - fixed
     kept: list[str] = []
-    for row in rows:
+    for row in _rows(report.findings, budget):
         if budget - len(row) - 1 < 0:
-            break
+            continue  # a row too long for what is left must not hide shorter later ones
         kept.append(row)
         budget -= len(row) + 1
-    dropped = len(rows) - len(kept)
+    dropped = len(report.findings) - len(kept)
     lines = head + table_head + kept
     if dropped:
-        lines.append(f"\n… and {dropped} more findings, listed in the check run annotations.")
+        lines.append(f"\n… and {dropped} more findings not shown here (the summary has a size "
+                     "limit); `ci-stability review --format json` lists every one.")
     return "\n".join([*lines, "", *tail])[:limit]
