@@ -39,8 +39,7 @@ def report_digest(report: Report, waivers_text: str = "") -> str:
 
 
 def _by(item: dict[str, Any], login: str) -> bool:
-    user = item.get("user") or {}
-    return str(user.get("login", "")).lower() == login.lower()
+    return str((item.get("user") or {}).get("login", "")).lower() == login.lower()
 
 
 def recover_state(owner: str, repo: str, number: int, bot_login: str) -> Flow[PrState]:
@@ -270,9 +269,11 @@ def publish(
     inputs_digest: str | None = None,
     max_comments: int = MAX_COMMENTS,
     buttons: bool = True,
+    check_only: bool = False,
 ) -> Flow[dict[str, Any]]:
     """Publish `report` for the snapshot's head; returns the state to persist.
-    `buttons`: *Re-run review*, which only the App (requested_action webhook) honours."""
+    `buttons`: *Re-run review*, which only the App (requested_action webhook) honours;
+    `check_only`: the check run alone, no review and no summary comment."""
     if snapshot.number is None or snapshot.head_sha is None:
         raise ValueError("publishing needs the snapshot's PR number and head SHA")
     number, head = snapshot.number, snapshot.head_sha
@@ -288,9 +289,12 @@ def publish(
 
     yield from _publish_check(state, report, owner, repo, head, report_key, waivers_text,
                               buttons)
-    yield from _publish_review(state, report, snapshot, owner, repo, number, head, max_comments)
+    if not check_only:
+        yield from _publish_review(state, report, snapshot, owner, repo, number, head,
+                                   max_comments)
     state.head_sha, state.report_digest, state.inputs_digest = head, report_key, inputs_digest
     state.open, state.history_known = current, True
     state.resolved = {fp: k for fp, k in resolved.items() if fp not in current}
-    yield from _publish_summary(state, report, owner, repo, number, had_open)
+    if not check_only:
+        yield from _publish_summary(state, report, owner, repo, number, had_open)
     return state.to_dict()
