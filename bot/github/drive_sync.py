@@ -75,7 +75,8 @@ class SyncDriver:
         self.base_url = base_url
         self._timeout_seconds = timeout
         self._github = Github(
-            auth=Auth.Token(token), base_url=base_url, timeout=timeout,
+            # No token: anonymous calls (the manifest flow's code exchange).
+            auth=Auth.Token(token) if token else None, base_url=base_url, timeout=timeout,
             retry=retry or github_retry(max_rate_limit_wait=max_wait), user_agent=USER_AGENT,
             seconds_between_requests=seconds_between_requests,
             seconds_between_writes=seconds_between_writes, lazy=True,
