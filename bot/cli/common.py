@@ -7,11 +7,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from bot.cli.terminal import write_segments
 from bot.core.config import Config
 from bot.core.findings import Severity
 from bot.core.report import Report
 from bot.core.rule import Rule
-from bot.render import render
+from bot.render import render, text
 from rules import ALL_RULES, RULES_BY_ID
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
@@ -49,6 +50,9 @@ def exit_code(report: Report, fail_level: str | None, config: Config) -> int:
 
 def write_output(report: Report, fmt: str, output: str | None) -> None:
     """Render in `fmt` (SARIF documents every registered rule) to a file or stdout."""
+    if fmt == "text" and not output:
+        write_segments(text.segments(report), sys.stdout)  # coloured on a terminal
+        return
     rendered = render(report, fmt, ALL_RULES)
     if output:
         Path(output).write_text(rendered, encoding="utf-8")
