@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint readme clean
+.PHONY: demo test lint readme eval clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,12 +27,15 @@ lint: $(BIN)/.installed
 test: lint
 	$(BIN)/pytest
 
-# Regenerates the README's rule table from the registry.
+# Regenerates the README's generated tables: the rule table and the eval tables.
 readme: $(BIN)/.installed
-	$(BIN)/python -c "import re, pathlib; from bot.cli.rules import rule_table_markdown as t; \
-	p = pathlib.Path('README.md'); s = p.read_text(); \
-	a, b = '<!-- rules-table:start -->', '<!-- rules-table:end -->'; \
-	p.write_text(s[:s.index(a) + len(a)] + '\n' + t() + s[s.index(b):])"
+	$(BIN)/python -m bot.cli.readme
+
+# The precision/recall of every rule on the labeled corpus of real PRs, and the log
+# extractor's accuracy on the real CI-log corpus.
+eval: $(BIN)/.installed
+	$(BIN)/ci-stability eval --split all
+	$(BIN)/ci-stability eval --logs eval/ci-logs
 
 clean:
 	rm -rf $(VENV) build *.egg-info

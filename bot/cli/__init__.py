@@ -25,6 +25,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "eval": ("bot.cli.eval", "precision/recall on a labeled corpus of real PRs (or --logs)"),
     "app": ("bot.cli.app_register", "register the GitHub App from app.yaml (`app register`)"),
     "action": ("bot.cli.action", "run as the GitHub Action (action.yml)"),
+    "advise": ("bot.cli.advise", "explain related failing CI runs with the LLM advisor"),
     "serve": ("bot.cli.serve", "run the GitHub App (webhooks, workers, /healthz, /metrics)"),
     "replay": ("bot.cli.replay", "drive one webhook payload through the App pipeline"),
 }

@@ -51,6 +51,8 @@ class Config:
     # The check's conclusion when the review itself crashes: `neutral` does not block a
     # merge behind a required check (fail open); `failure` does (fail closed).
     on_error: str = "neutral"
+    # The LLM advisor, for this repository; it also needs the operator's model settings.
+    advisor: bool = False
     source: str | None = None
 
     def settings(self, rule_id: str) -> RuleSettings:
@@ -65,7 +67,7 @@ RuleOptionSpecs = Mapping[str, Mapping[str, Any]]
 
 
 _TOP_KEYS = ("version", "fail_on", "rules", "surfaces", "knobs", "extra_knobs",
-             "dedup_heading", "ignore", "review_drafts", "on_error")
+             "dedup_heading", "ignore", "review_drafts", "on_error", "advisor")
 ON_ERROR = ("neutral", "failure")
 
 
@@ -143,7 +145,7 @@ def _top_value(reader: Reader, key: str, vnode: yaml.Node, specs: RuleOptionSpec
         return pattern
     if key == "ignore":
         return _parse_ignores(reader, vnode, specs)
-    return reader.boolean(vnode, key)  # review_drafts
+    return reader.boolean(vnode, key)  # review_drafts, advisor
 
 
 def _parse_rules(

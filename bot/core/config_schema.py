@@ -83,5 +83,7 @@ def config_schema(specs: RuleOptionSpecs) -> dict[str, Any]:
                 "properties": {"rule": {"enum": rule_ids}, "paths": _TEXTS, "reason": _TEXT},
             }},
             "review_drafts": {"type": "boolean"},
+            "advisor": {"type": "boolean",
+                        "description": "Let the LLM advisor explain failures (if configured)."},
         },
     }

@@ -11,6 +11,7 @@ from bot.core.diff import parse_unified_diff
 from bot.core.snapshot import ChangedFile, PullRequestSnapshot
 from bot.sources import SourceError
 from bot.sources.files import MAX_TEXT_BYTES, decode_text, from_patch
+from bot.sources.git_view import GitRepoView
 
 
 def _git(repo: Path, *args: str, stdin: bytes | None = None) -> bytes:
@@ -107,12 +108,14 @@ def snapshot_from_git(
     raw = _git(repo, "diff", "--no-color", "--no-ext-diff", "-M", base, head, "--")
     message = _git(repo, "log", "-1", "--format=%s%n%n%b", head).decode("utf-8", "replace")
     title, _, body = message.partition("\n\n")
+    base_sha = _git(repo, "rev-parse", base).decode().strip()
     return PullRequestSnapshot(
         files=_files(repo, raw, base, head, wants_contents),
         title=title.strip(),
         body=body.strip(),
-        base_sha=_git(repo, "rev-parse", base).decode().strip(),
+        base_sha=base_sha,
         head_sha=_git(repo, "rev-parse", head).decode().strip(),
+        repo_view=GitRepoView(repo, base_sha),
     )
 
 
