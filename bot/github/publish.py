@@ -270,8 +270,7 @@ def publish(
     *,
     inputs_digest: str | None = None,
     max_comments: int = MAX_COMMENTS,
-    buttons: bool = True,
-    check_only: bool = False,
+    buttons: bool = True, check_only: bool = False,
 ) -> Flow[dict[str, Any]]:
     """Publish `report` for the snapshot's head; returns the state to persist.
     `buttons`: *Re-run review*, which only the App (requested_action webhook) honours;
@@ -289,8 +288,7 @@ def publish(
     resolved.update({fp: k for fp, k in state.open.items() if fp not in waived})
     had_open = bool(state.open)
 
-    yield from _publish_check(state, report, owner, repo, head, report_key, waivers_text,
-                              buttons)
+    yield from _publish_check(state, report, owner, repo, head, report_key, waivers_text, buttons)
     if not check_only:
         yield from _publish_review(state, report, snapshot, owner, repo, number, head,
                                    max_comments)
