@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from bot.core.findings import Finding, Severity
 from bot.core.snapshot import ChangedFile
+from rules.analysis.lines import known_lines
+from rules.analysis.yamlscan import ITEM, YamlLine, YamlView, is_yaml, view
 from rules.base import Rule, RuleContext
-from rules.support.yaml_lines import ITEM, YamlLine
-from rules.support.yamlscan import YamlView, is_yaml, view
 
 _SURFACES = ("test", "cpu-test", "workflow", "ci-script", "eval-config")
 _FETCH_RE = re.compile(r"(?<![\w./-])(curl|wget)(?![\w-])")
@@ -171,20 +171,13 @@ class _FileCheck:
         self.rule, self.changed = rule, changed
         self.python = changed.path.endswith(".py")
         self.workflow = is_yaml(changed.path) and changed.surface in ("workflow", "ci-config")
-        self._lines: dict[int, str] | None = None
         self._groups: dict[object, list[int]] | None = None
         self._owner: dict[int, object] = {}
         self._shared: list[int] = []  # lines every group sees (top-level env, module code)
         self._mitigated: dict[object, bool] = {}
 
-    def lines(self) -> dict[int, str]:
-        if self._lines is None:
-            changed = self.changed
-            self._lines = dict(enumerate(changed.head_lines, start=1)) if (
-                changed.head_lines is not None) else {
-                line.new_no: line.text for hunk in changed.hunks for line in hunk.lines
-                if line.new_no is not None}
-        return self._lines
+    def lines(self) -> Mapping[int, str]:
+        return known_lines(self.changed)
 
     def groups(self) -> dict[object, list[int]]:
         """Lines by job/step (workflows) or top-level block (Python), built once."""
@@ -206,7 +199,7 @@ class _FileCheck:
                 self._groups.setdefault(("job", anchor[1]), []).append(line.number)
                 self._owner[line.number] = ("job", anchor[1])
 
-    def _group_python(self, lines: dict[int, str]) -> None:
+    def _group_python(self, lines: Mapping[int, str]) -> None:
         assert self._groups is not None
         start: int | None = None
         kind = ""

@@ -1,7 +1,7 @@
 """Does a PR read as a CI fix? Judged from its title, its description and its labels.
 
 Everything here is linear in the text: the title is capped, the body goes through
-`pr_markdown.clean`, and no pattern nests quantifiers.
+`markdown.clean`, and no pattern nests quantifiers.
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from rules.support.failure_evidence import failure_evidence
-from rules.support.pr_markdown import clean, quote, sentences, split_markdown
+from rules.analysis.prtext.evidence import failure_evidence
+from rules.analysis.prtext.markdown import clean, quote, sentences, split_markdown
 
 _WINDOW = 8  # words between a verb and its object ("fix the GLM-5.2 PCP eval")
 
