@@ -113,6 +113,8 @@ def review(
         repo=snapshot.repo, number=snapshot.number, title=snapshot.title,
         head_sha=snapshot.head_sha, fail_on=config.fail_on,
         files_total=len(snapshot.files), files_in_scope=in_scope_files,
+        anchor_path=next((f.path for f in snapshot.files
+                          if f.surface is not None and f.status != "removed"), None),
     )
     if not in_scope_files:
         return base
