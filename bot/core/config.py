@@ -18,7 +18,7 @@ from bot.core.config_defaults import DEFAULT_DEDUP_HEADING, DEFAULT_KNOBS
 from bot.core.config_reader import FAILED as _FAILED
 from bot.core.config_reader import ConfigError as ConfigError  # re-exported: the public name
 from bot.core.config_reader import Exhausted, Reader, close_match
-from bot.core.findings import Severity
+from bot.core.findings import Confidence, Severity
 from bot.core.surfaces import SURFACES
 
 CONFIG_PATH = ".github/ci-stability.yml"
@@ -53,6 +53,9 @@ class Config:
     on_error: str = "neutral"
     # The LLM advisor, for this repository; it also needs the operator's model settings.
     advisor: bool = False
+    # Findings below this confidence are not reported at all (medium: report everything;
+    # the medium ones go to the summary, collapsed, never inline).
+    min_confidence: Confidence = Confidence.MEDIUM
     source: str | None = None
 
     def settings(self, rule_id: str) -> RuleSettings:
@@ -67,7 +70,8 @@ RuleOptionSpecs = Mapping[str, Mapping[str, Any]]
 
 
 _TOP_KEYS = ("version", "fail_on", "rules", "surfaces", "knobs", "extra_knobs",
-             "dedup_heading", "ignore", "review_drafts", "on_error", "advisor")
+             "dedup_heading", "ignore", "review_drafts", "on_error", "advisor",
+             "min_confidence")
 ON_ERROR = ("neutral", "failure")
 
 
@@ -124,6 +128,12 @@ def _top_value(reader: Reader, key: str, vnode: yaml.Node, specs: RuleOptionSpec
         if raw not in ON_ERROR:
             raise reader.fail(vnode, key, f"expected {' or '.join(ON_ERROR)}, got {raw!r}")
         return raw
+    if key == "min_confidence":
+        raw = reader.string(vnode, key)
+        try:
+            return Confidence.parse(raw)
+        except ValueError as exc:
+            raise reader.fail(vnode, key, str(exc)) from None
     if key == "rules":
         return _parse_rules(reader, vnode, specs)
     if key == "surfaces":

@@ -61,6 +61,9 @@ def config_schema(specs: RuleOptionSpecs) -> dict[str, Any]:
             "version": {"enum": [1]},
             "fail_on": {"enum": ["error", "warning", "notice", "none"],
                         "description": "Which findings make the check fail."},
+            "min_confidence": {"enum": ["high", "medium"],
+                               "description": "Report only findings at least this sure "
+                                              "(medium ones go to the summary, collapsed)."},
             "on_error": {"enum": list(ON_ERROR),
                          "description": "The check's conclusion when the review crashes."},
             "rules": {

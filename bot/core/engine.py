@@ -128,6 +128,8 @@ def review(
         ran.append(rule.id)
         ctx = RuleContext(snapshot, config, rule.id, _options(rule, config))
         for finding in _run_rule(rule, ctx):
+            if finding.confidence < config.min_confidence:
+                continue
             if settings.severity is not None and finding.rule == rule.id:
                 finding = dataclasses.replace(finding, severity=settings.severity)
             raw.append(finding)
