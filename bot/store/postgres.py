@@ -8,7 +8,9 @@ Selected by `CI_STABILITY_DB=postgresql://…` (psycopg 3). The queries are SQLi
   leased, so a dead replica's work is retried (no start-up requeue: the others'
   `running` rows are alive);
 - intake inserts a whole group-commit batch in one statement (`unnest` of arrays),
-  one round trip and one commit however many deliveries arrived together;
+  one round trip and one commit however many deliveries arrived together, on its own
+  connection and off the event loop (GroupCommitter), so requests keep being read
+  while the server flushes its WAL;
 - each batch sends a `NOTIFY`; every replica `LISTEN`s on its own connection and
   wakes its idle workers at once instead of at the next poll.
 
@@ -19,6 +21,7 @@ as the server is configured; the default `on` waits for the WAL flush).
 from __future__ import annotations
 
 import logging
+import queue
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -27,7 +30,7 @@ from typing import Any
 import psycopg
 
 from bot.store.base import NewDelivery, StoreError
-from bot.store.db import open_postgres, redacted_url
+from bot.store.db import Db, open_postgres, redacted_url
 from bot.store.pg_migrations import apply_pg_migrations
 from bot.store.rows import encode_payload
 from bot.store.sql import DEFAULT_LEASE_SECONDS, SqlStore
@@ -35,12 +38,16 @@ from bot.store.sql import DEFAULT_LEASE_SECONDS, SqlStore
 log = logging.getLogger("bot.store")
 
 CHANNEL = "ci_stability_deliveries"
+INTAKE_CONNECTIONS = 3
+# One statement in autocommit: insert, notify and commit in a single round trip (the
+# server folds a transaction's identical notifications into one).
 _INSERT_BATCH = (
-    "INSERT INTO deliveries (id, event, action, payload, payload_encoding, received_at,"
-    " not_before, group_key, status, attempts, updated_at)"
+    "WITH added AS (INSERT INTO deliveries (id, event, action, payload, payload_encoding,"
+    " received_at, not_before, group_key, status, attempts, updated_at)"
     " SELECT *, 'pending', 0, ? FROM unnest(?::text[], ?::text[], ?::text[], ?::bytea[],"
     " ?::text[], ?::float8[], ?::float8[], ?::text[])"
-    " ON CONFLICT (id) DO NOTHING RETURNING id"
+    " ON CONFLICT (id) DO NOTHING RETURNING id)"
+    " SELECT id, pg_notify(?, ?) FROM added"
 )
 
 
@@ -51,6 +58,10 @@ def connect_postgres(url: str, lease_seconds: float = DEFAULT_LEASE_SECONDS) -> 
 
 class PostgresStore(SqlStore):
     shared = True
+    # Intake commits wait on the server's WAL flush: GroupCommitter runs up to this
+    # many at once on threads, each on an intake connection of its own, so the event
+    # loop keeps taking requests and the server flushes concurrent commits together.
+    commit_off_loop = INTAKE_CONNECTIONS
 
     def __init__(self, url: str, lease_seconds: float = DEFAULT_LEASE_SECONDS) -> None:
         self.url = url
@@ -61,6 +72,9 @@ class PostgresStore(SqlStore):
             raise StoreError(f"cannot open the database {redacted_url(url)}: "
                              f"{str(exc).strip()}") from None
         super().__init__(db, lease_seconds)
+        self._intake: queue.SimpleQueue[Db] = queue.SimpleQueue()
+        for _ in range(INTAKE_CONNECTIONS):
+            self._intake.put(open_postgres(url))
         self._listener: threading.Thread | None = None
         self._stop = threading.Event()
 
@@ -73,10 +87,12 @@ class PostgresStore(SqlStore):
             [p for p, _ in encoded], [e for _, e in encoded], [d.received_at for d in batch],
             [d.not_before for d in batch], [d.group_key for d in batch],
         ]
-        with self.db.transaction() as db:
-            rows = db.execute(_INSERT_BATCH, (time.time(), *columns)).fetchall()
-            if rows:
-                db.execute("SELECT pg_notify(?, ?)", (CHANNEL, self.owner))
+        db = self._intake.get()
+        try:
+            rows = db.execute(
+                _INSERT_BATCH, (time.time(), *columns, CHANNEL, self.owner)).fetchall()
+        finally:
+            self._intake.put(db)
         inserted = {row[0] for row in rows}
         # A batch may carry one id twice: only its first copy was inserted.
         added: list[bool] = []
@@ -112,5 +128,7 @@ class PostgresStore(SqlStore):
         if self._listener is not None:
             self._listener.join(timeout=5)
             self._listener = None
+        while not self._intake.empty():
+            self._intake.get().close()
         super().close()
 
