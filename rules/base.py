@@ -10,7 +10,7 @@ import inspect
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
-from bot.core.findings import Evidence, Finding, Severity
+from bot.core.findings import Confidence, Evidence, Finding, Severity
 from bot.core.rule import RuleContext, doc_section
 from bot.core.snapshot import ChangedFile
 
@@ -58,6 +58,7 @@ class Rule:
         severity: Severity | None = None,
         evidence: tuple[Evidence, ...] = (),
         details: tuple[tuple[str, str], ...] = (),
+        confidence: Confidence = Confidence.HIGH,
     ) -> Finding:
         """Build a finding of this rule (the engine applies severity overrides later)."""
         return Finding(
@@ -71,4 +72,5 @@ class Rule:
             evidence=evidence,
             key=key,
             details=details,
+            confidence=confidence,
         )

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from bot.app.advisor import dedup_note_reply, explain_failure_reply
 from bot.app.commands import (
     HELP,
     PREFIX,
@@ -86,6 +87,10 @@ async def _run_one(
         return "", True, True
     if command.name == "runs":
         return await runs_reply(ctx, installation, owner, repo, number), True, False
+    if command.name == "explain-failure":
+        return (*await explain_failure_reply(ctx, installation, owner, repo, number), False)
+    if command.name == "draft-dedup-note":
+        return (*await dedup_note_reply(ctx, installation, owner, repo, number), False)
     level = await driver.run(permission(owner, repo, login))
     if level not in WRITE_PERMISSIONS:
         return refusal_for_permission(login, level, command), False, False

@@ -17,6 +17,8 @@ MAX_REASON_CHARS = 500
 WRITE_PERMISSIONS = frozenset({"admin", "maintain", "write"})
 NEEDS_WRITE = frozenset({"ignore", "unignore"})
 SUBCOMMANDS = ("review", "explain", "ignore", "unignore", "runs", "help")
+# The LLM advisor's commands (answered only where it is configured).
+ADVISOR_COMMANDS = ("explain-failure", "draft-dedup-note")
 
 HELP = """\
 **ci-stability-bot commands** (start a comment line with them):
@@ -28,6 +30,8 @@ HELP = """\
 | `/stability runs` | list prior failing CI runs related to this PR's files | anyone |
 | `/stability ignore <rule> [path] -- <reason>` | waive a rule here (who, why, when kept) | write |
 | `/stability unignore <rule>` | remove that waiver | write |
+| `/stability explain-failure` | advisor: likely root cause of the related failing runs | anyone |
+| `/stability draft-dedup-note` | advisor: a duplicate-work note for you to paste | anyone |
 | `/stability help` | this message | anyone |
 """
 
@@ -75,6 +79,8 @@ def _parse_line(line: str, known_rules: Mapping[str, object]) -> Command | None:
     if not parts:
         return Command("help", raw=line)
     name, args = parts[0].lower(), parts[1:]
+    if name in ADVISOR_COMMANDS:
+        return Command(name, raw=line)
     if name not in SUBCOMMANDS:
         return Command(name, error=f"unknown command `{name[:40]}`", raw=line)
     if name in ("review", "runs", "help"):

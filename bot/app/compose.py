@@ -13,6 +13,7 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
+from bot.advisor.runtime import Advisor
 from bot.app.context import AppContext
 from bot.app.evidence_hooks import failure_index
 from bot.app.metrics import Metrics
@@ -36,6 +37,8 @@ class AppHandler:
 
     async def aclose(self) -> None:
         await self.context.session.close()
+        if self.context.advisor is not None:
+            await self.context.advisor.aclose()
 
 
 def build_handler(settings: Settings, store: Store, metrics: Metrics) -> AppHandler:
@@ -45,6 +48,7 @@ def build_handler(settings: Settings, store: Store, metrics: Metrics) -> AppHand
         settings=settings, store=store, metrics=metrics,
         session=aiohttp.ClientSession(), auth=AppAuth(settings.app_id, settings.private_key),
         bot_login=settings.bot_login, write_spacing=spacing,
+        advisor=Advisor.from_env(os.environ, observe=metrics.advisor_request),
     )
     return AppHandler(context)
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import aiohttp
 from gidgethub.aiohttp import GitHubAPI
 
+from bot.advisor.runtime import Advisor
 from bot.app.metrics import Metrics, metrics_hook
 from bot.app.settings import Settings
 from bot.evidence.duplicates import FilesCache
@@ -37,6 +38,7 @@ class AppContext:
     caches: dict[int, BoundedCache] = field(default_factory=dict)
     failure_index: FailureIndex | None = None
     files_cache: FilesCache | None = None  # PR files seen by the duplicate-work search
+    advisor: Advisor | None = None  # the LLM advisor, when the operator configured one
     # Tests shorten GitHub's ≥1 s spacing between writes; production keeps it.
     write_spacing: float = 1.0
     timeout: aiohttp.ClientTimeout = DEFAULT_TIMEOUT

@@ -25,6 +25,7 @@ from bot.store.base import Store
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 _LABEL_SAFE = re.compile(r"[a-z0-9_./-]{1,64}")
+ADVISOR_TOKEN_BUCKETS = (250, 500, 1000, 2000, 4000, 8000, 16000, 32000)
 REVIEW_BUCKETS = (0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600)
 
 
@@ -60,6 +61,16 @@ class Metrics:
             "GitHub API requests by operation and HTTP status.",
             ["operation", "status"], registry=self.registry,
         )
+        self._advisor_requests = Counter(
+            "ci_stability_advisor_requests",
+            "LLM advisor requests by outcome (answered, failed, skipped by a budget).",
+            ["outcome"], registry=self.registry,
+        )
+        self._advisor_tokens = Histogram(
+            "ci_stability_advisor_tokens_per_request",
+            "Tokens (prompt + completion) one advisor request spent on a pull request.",
+            buckets=ADVISOR_TOKEN_BUCKETS, registry=self.registry,
+        )
         self._rate_limit = Gauge(
             "ci_stability_github_rate_limit_remaining",
             "x-ratelimit-remaining of the last GitHub response, by rate-limit resource.",
@@ -84,6 +95,11 @@ class Metrics:
 
     def rate_limit_remaining(self, n: int, resource: str = "core") -> None:
         self._rate_limit.labels(label(resource)).set(n)
+
+    def advisor_request(self, outcome: str, tokens: int) -> None:
+        self._advisor_requests.labels(label(outcome)).inc()
+        if outcome == "answered":
+            self._advisor_tokens.observe(tokens)
 
     def review_latency(self, seconds: float) -> None:
         self._latency.observe(seconds)

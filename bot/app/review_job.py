@@ -6,12 +6,14 @@ import logging
 from datetime import UTC, datetime
 from typing import Any
 
+from bot.app.advisor import AdvisingDriver, advice_step, chain, repo_config
 from bot.app.context import AppContext
 from bot.app.evidence_hooks import duplicates_for, evidence_for
 from bot.core.config import ConfigError
 from bot.core.report import Waiver
 from bot.errors import PermanentError, RetryableError
 from bot.github.calls import GitHubError
+from bot.github.drive_async import AsyncDriver
 from bot.github.publish import fail_check
 from bot.github.pull import get_pull
 from bot.github.review import ReviewRequest, review_pull_request
@@ -42,15 +44,24 @@ async def review_pull(
     def checkpoint(state: dict[str, Any]) -> None:
         ctx.store.put_pr_state(full_name, number, state)
 
-    request = ReviewRequest(
-        owner, repo, number, rules=ALL_RULES, option_specs=option_specs(),
-        bot_login=ctx.bot_login, waivers=waivers_for(ctx.store, full_name, number),
-        force=force, skip_drafts=draft, decorate=decorate, extra_digest=digest,
-        enrich=duplicates_for(ctx), checkpoint=checkpoint,
-    )
     started = ctx.clock()
     try:
-        outcome = await driver.run(
+        enrich = duplicates_for(ctx)
+        runner: AsyncDriver | AdvisingDriver = driver
+        pull: dict[str, Any] | None = None
+        config_text: str | None = None
+        if ctx.advisor is not None:  # only then is the config read ahead, to see `advisor:`
+            pull, config_text, config = await repo_config(driver, owner, repo, number)
+            if config.advisor:
+                enrich = chain(enrich, advice_step(ctx, ctx.advisor))
+                runner = AdvisingDriver(driver, ctx.advisor)
+        request = ReviewRequest(
+            owner, repo, number, rules=ALL_RULES, option_specs=option_specs(),
+            bot_login=ctx.bot_login, waivers=waivers_for(ctx.store, full_name, number),
+            force=force, skip_drafts=draft, decorate=decorate, extra_digest=digest,
+            enrich=enrich, checkpoint=checkpoint, pull=pull, config_text=config_text,
+        )
+        outcome = await runner.run(
             review_pull_request(request, ctx.store.get_pr_state(full_name, number)))
     except RetryableError:
         raise

@@ -23,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "logs": ("bot.cli.logs", "find the root-cause line of a CI log (`logs extract FILE`)"),
     "runs": ("bot.cli.runs", "search or backfill the index of failing CI runs"),
     "eval": ("bot.cli.eval", "precision/recall on a labeled corpus of real PRs (or --logs)"),
+    "advise": ("bot.cli.advise", "explain related failing CI runs with the LLM advisor"),
     "serve": ("bot.cli.serve", "run the GitHub App (webhooks, workers, /healthz, /metrics)"),
     "replay": ("bot.cli.replay", "drive one webhook payload through the App pipeline"),
 }

@@ -73,6 +73,17 @@ def to_json(result: Result) -> dict[str, Any]:
             "context": [_line_json(line) for line in result.context],
             "pattern": result.pattern_id,
             "lines_scanned": result.lines_scanned,
+            "attempts": result.attempts,
+            "occurrences": list(result.chain.occurrences),
+            "chain": {
+                "text": result.explain(),
+                "symptoms": [
+                    {"line_no": s.line_no, "category": s.category, "pattern": s.pattern_id,
+                     "line": s.line, "count": s.count}
+                    for s in result.chain.symptoms
+                ],
+            },
+            "note": result.note,
         }
     return {
         "category": None,
@@ -97,8 +108,18 @@ def to_text(result: Result) -> str:
         f"root cause: {result.category} at line {result.line_no}",
         f"signature:  {result.signature}",
     ]
+    if result.note:
+        out.append(f"note:       {result.note}")
     if result.surface is not None:
         out.append(f"surface:    line {result.surface.line_no}: {result.surface.line}")
+    if result.attempts > 1:
+        out.append(f"attempts:   printed {result.attempts} times (lines "
+                   f"{', '.join(map(str, result.chain.occurrences))})")
+    out.append(f"chain:      {result.explain()}")
+    for symptom in result.chain.symptoms:
+        times = f" (×{symptom.count})" if symptom.count > 1 else ""
+        out.append(f"  explains {symptom.pattern_id} ({symptom.category}) at line "
+                   f"{symptom.line_no}{times}: {symptom.line}")
     out.append("")
     for line in result.context_before:
         out.append(f"  {line.line_no:>{width}} | {line.line}")

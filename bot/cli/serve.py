@@ -22,6 +22,7 @@ from typing import Any
 
 from aiohttp import web
 
+from bot.advisor.settings import NO_KEY, AdvisorSettings, AdvisorSettingsError
 from bot.app.compose import build_handler
 from bot.app.jsonlog import configure_logging
 from bot.app.metrics import Metrics
@@ -62,7 +63,13 @@ def main(argv: Sequence[str] | None = None, handler_factory: HandlerFactory | No
     except SettingsError as exc:
         sys.stderr.write(f"ci-stability serve: {exc}\n")
         return EXIT_USAGE
-    configure_logging(args.log_level, secrets=settings.secrets)
+    try:
+        advisor = AdvisorSettings.from_env(os.environ)
+    except AdvisorSettingsError as exc:
+        sys.stderr.write(f"ci-stability serve: {exc}\n")
+        return EXIT_USAGE
+    model_key = (advisor.api_key,) if advisor is not None and advisor.api_key != NO_KEY else ()
+    configure_logging(args.log_level, secrets=settings.secrets + model_key)
     lean_log_records()
     port = settings.port if args.port is None else args.port
     try:

@@ -49,6 +49,8 @@ class Config:
     fail_on: Severity | None = Severity.ERROR
     ignores: tuple[Ignore, ...] = ()
     review_drafts: bool = False
+    # The LLM advisor, for this repository; it also needs the operator's model settings.
+    advisor: bool = False
     source: str | None = None
 
     def settings(self, rule_id: str) -> RuleSettings:
@@ -139,7 +141,7 @@ def _close_match(name: str, known: Sequence[str]) -> str:
 
 
 _TOP_KEYS = ("version", "fail_on", "rules", "surfaces", "knobs", "extra_knobs",
-             "dedup_heading", "ignore", "review_drafts")
+             "dedup_heading", "ignore", "review_drafts", "advisor")
 
 
 def parse_config(text: str, specs: RuleOptionSpecs, source: str = CONFIG_PATH) -> Config:
@@ -201,6 +203,8 @@ def parse_config(text: str, specs: RuleOptionSpecs, source: str = CONFIG_PATH) -
             values["ignores"] = _parse_ignores(reader, vnode, specs)
         elif key == "review_drafts":
             values["review_drafts"] = reader.boolean(vnode, key)
+        elif key == "advisor":
+            values["advisor"] = reader.boolean(vnode, key)
     values["knobs"] = tuple(k.strip().lower().replace("_", "-") for k in knobs + extra_knobs)
     return Config(**values)
 

@@ -24,6 +24,26 @@ class Severity(IntEnum):
             ) from None
 
 
+class Confidence(IntEnum):
+    """How sure a rule is. Only high-confidence findings become inline review comments;
+    medium ones go to the summary (collapsed) and the check run."""
+
+    MEDIUM = 1
+    HIGH = 2
+
+    def __str__(self) -> str:
+        return self.name.lower()
+
+    @classmethod
+    def parse(cls, value: str) -> Confidence:
+        try:
+            return cls[value.strip().upper()]
+        except KeyError:
+            raise ValueError(
+                f"unknown confidence {value!r} (expected high or medium)"
+            ) from None
+
+
 @dataclass(frozen=True)
 class Evidence:
     """A link that backs a finding (a failing CI run, an issue)."""
@@ -49,6 +69,7 @@ class Finding:
     fingerprint: str = ""
     # The old → new values a finding is about, for renderers that tabulate them.
     details: tuple[tuple[str, str], ...] = field(default=())
+    confidence: Confidence = Confidence.HIGH
 
     @property
     def is_pr_level(self) -> bool:

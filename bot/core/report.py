@@ -39,6 +39,8 @@ class Report:
     head_sha: str | None = None
     # Free-form sections later stages attach (prior failing runs, waivers).
     sections: tuple[tuple[str, str], ...] = field(default=())
+    # Sections only the check run shows (the advisor's token use, or why it is absent).
+    check_sections: tuple[tuple[str, str], ...] = field(default=())
 
     @property
     def conclusion(self) -> str:

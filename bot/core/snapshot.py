@@ -9,6 +9,8 @@ from itertools import chain, compress, repeat
 from operator import is_, itemgetter
 from typing import NamedTuple, cast
 
+from bot.core.repo_view import RepoView
+
 
 class LineKind(StrEnum):
     ADDED = "+"
@@ -160,6 +162,9 @@ class PullRequestSnapshot:
     labels: tuple[str, ...] = ()
     # Problems met while building the snapshot (unreadable input, caps hit).
     notices: tuple[tuple[str | None, str], ...] = field(default=())
+    # The repository at the base revision, when the source can offer it (see
+    # bot/core/repo_view.py); not part of the snapshot's identity.
+    repo_view: RepoView | None = field(default=None, compare=False, repr=False)
 
     @property
     def text(self) -> str:

@@ -6,7 +6,14 @@ again later). A real crash therefore outranks the timeout, exit code or wrapper 
 caused. Of the *surface* lines (timeouts, exit codes, wrappers, downstream
 symptoms) ranked below the cause, the highest-ranked one after it is reported as
 its surface symptom — or, when the harness printed its verdict first, the nearest
-one before it.
+one before it. Every lower-ranked line after the cause is kept as a symptom it
+explains, and repeats of the cause itself (retry loops, reruns) are counted
+(`bot/evidence/chain.py`).
+
+When nothing ranks as a cause, the strongest wrapper or surface line is reported all
+the same, with a note that the failure itself is outside the log: an excerpt that
+shows only `Engine core initialization failed. See root cause above` or an exit code
+still tells a reader where to look, and says so.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from bot.evidence.chain import NO_CHAIN, Chain, ChainTracker
 from bot.evidence.logstrip import cap, decode_line, strip_markers
 from bot.evidence.patterns import Catalog, Match, load_catalog
 from bot.evidence.scan import CHUNK_SIZE, LineScanner
@@ -44,6 +52,18 @@ class RootCause:
     context_after: tuple[LogLine, ...]
     pattern_id: str
     lines_scanned: int
+    chain: Chain = NO_CHAIN
+    # Set when the line is only a wrapper or surface symptom (nothing deeper was found).
+    note: str | None = None
+
+    @property
+    def attempts(self) -> int:
+        """How many times the log printed this failure (retry loops, reruns)."""
+        return self.chain.occurrence_count
+
+    def explain(self) -> str:
+        """The chain in one line: symptoms ← root cause."""
+        return self.chain.describe(self.category, self.line_no)
 
     @property
     def context(self) -> tuple[LogLine, ...]:
@@ -92,6 +112,8 @@ def extract_stream(
     context = min(max(context, 0), MAX_CONTEXT)
     scanner = LineScanner(read, catalog.prefilter(), context=context, chunk_size=chunk_size)
     best: _Best | None = None
+    best_signature = ""
+    tracker = ChainTracker()
     surface_after: _Seen | None = None
     surface_before: _Seen | None = None  # nearest strongest surface before `best`
     strongest_surface: _Seen | None = None  # over everything seen so far
@@ -102,28 +124,31 @@ def extract_stream(
         if match is None:
             continue
         seen = _Seen(match.pattern.rank, line_no, text)
-        if seen.rank >= catalog.min_cause_rank and (best is None or seen.rank > best.seen.rank):
+        if best is None or seen.rank > best.seen.rank:
             best = _Best(seen, match, scanner.context_before(context), scanner.follow(context))
+            best_signature = signature(match.pattern.category, text, match.key)
+            tracker.restart(line_no)
             surface_before, surface_after = strongest_surface, None
-        elif (
-            match.pattern.surface
-            and best is not None
-            and seen.rank < best.seen.rank
-            and (surface_after is None or seen.rank > surface_after.rank)
-        ):
-            surface_after = seen
+        elif seen.rank < best.seen.rank:
+            tracker.symptom(line_no, match.pattern.category, match.pattern.id, text)
+            if match.pattern.surface and (surface_after is None or seen.rank > surface_after.rank):
+                surface_after = seen
+        elif signature(match.pattern.category, text, match.key) == best_signature:
+            tracker.repeat(line_no)
         if match.pattern.surface and (
             strongest_surface is None or seen.rank >= strongest_surface.rank
         ):
             strongest_surface = seen
 
     if best is None:
-        return NoRootCause(
-            _no_cause_reason(scanner, strongest_surface),
-            _surface_line(strongest_surface),
-            scanner.lines,
-        )
+        return NoRootCause(_no_cause_reason(scanner), None, scanner.lines)
     pattern = best.match.pattern
+    note = None
+    if best.seen.rank < catalog.min_cause_rank:
+        note = (
+            "only a wrapper or surface symptom was found; "
+            "the failure itself is not in this log (look above the excerpt or in another step)"
+        )
     return RootCause(
         category=pattern.category,
         line_no=best.seen.line_no,
@@ -134,6 +159,8 @@ def extract_stream(
         context_after=tuple(_to_line(n, raw, CONTEXT_MAX_CHARS) for n, raw in best.after),
         pattern_id=pattern.id,
         lines_scanned=scanner.lines,
+        chain=tracker.chain(),
+        note=note,
     )
 
 
@@ -141,14 +168,9 @@ def _surface_line(seen: _Seen | None) -> LogLine | None:
     return None if seen is None else LogLine(seen.line_no, cap(seen.text, LINE_MAX_CHARS))
 
 
-def _no_cause_reason(scanner: LineScanner, surface: _Seen | None) -> str:
+def _no_cause_reason(scanner: LineScanner) -> str:
     if scanner.bytes == 0:
         return "the log is empty"
-    if surface is not None:
-        return (
-            "only surface symptoms (exit codes, wrappers) were found; "
-            "the failure itself is not in this log"
-        )
     if scanner.looks_binary:
         return "the input looks binary, and no known failure line was found in it"
     return "no line matched a known failure pattern"

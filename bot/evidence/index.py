@@ -40,7 +40,7 @@ __all__ = [
 ]
 
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS ci_schema (
@@ -60,7 +60,7 @@ CREATE TABLE IF NOT EXISTS ci_jobs (
     url TEXT, run_url TEXT, started_at TEXT, finished_at TEXT, conclusion TEXT NOT NULL,
     category TEXT, line TEXT, line_no INTEGER, signature TEXT, surface TEXT,
     surface_line_no INTEGER, context TEXT NOT NULL DEFAULT '', mentions TEXT NOT NULL DEFAULT '',
-    log_note TEXT, ingested_at TEXT NOT NULL,
+    log_note TEXT, ingested_at TEXT NOT NULL, chain TEXT,
     PRIMARY KEY (provider, job_id, attempt)
 );
 CREATE INDEX IF NOT EXISTS ci_jobs_repo_time ON ci_jobs (repo, finished_at);
@@ -79,7 +79,7 @@ _KEEP_IF_NULL = {
     "workflow_path", "branch", "commit_sha", "pr_number", "url", "run_url", "event",
     "started_at", "run_id", "step",
     # A re-delivery whose log could not be fetched keeps the earlier analysis.
-    "category", "line", "line_no", "signature", "surface", "surface_line_no",
+    "category", "line", "line_no", "signature", "surface", "surface_line_no", "chain",
 }
 _KEEP_IF_EMPTY = {"context", "mentions"}
 
@@ -115,6 +115,13 @@ class SqlFailureIndex:
                 db.execute(
                     "INSERT INTO ci_schema (name, version) VALUES ('failure_index', ?)"
                     " ON CONFLICT (name) DO NOTHING",
+                    (SCHEMA_VERSION,),
+                )
+            elif int(row[0]) == 1:
+                # Version 2 added the root cause's chain (what it explains).
+                db.execute("ALTER TABLE ci_jobs ADD COLUMN chain TEXT")
+                db.execute(
+                    "UPDATE ci_schema SET version = ? WHERE name = 'failure_index'",
                     (SCHEMA_VERSION,),
                 )
             elif int(row[0]) > SCHEMA_VERSION:

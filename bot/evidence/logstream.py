@@ -123,7 +123,8 @@ class LogAnalysis:
                 category=result.category, line=result.line, line_no=result.line_no,
                 signature=result.signature,
                 context=tuple(line.line for line in result.context),
-                log_note=note,
+                log_note="; ".join(n for n in (result.note, note) if n) or None,
+                chain=result.explain(),
             )
         else:
             reason = f"no root cause found: {result.reason}"

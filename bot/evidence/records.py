@@ -70,6 +70,9 @@ class JobRecord:
     # Why there is no root cause (log expired, too large, no pattern matched).
     log_note: str | None = None
     ingested_at: datetime | None = None
+    # What the root cause explains, as `logs extract` prints it:
+    # "exit-code at line 812 ← server-start-timeout at line 790 ← cuda-oom at line 640".
+    chain: str | None = None
 
     @property
     def failed(self) -> bool:

@@ -106,7 +106,12 @@ def _classification(related: RelatedFailure, base_branch: str) -> str:
 
 def _root_cause(job: JobRecord) -> str:
     if job.line:
-        return f"{mdsafe.cell(job.category or 'other')}: {_code(job.line)}"
+        cell = f"{mdsafe.cell(job.category or 'other')}: {_code(job.line)}"
+        if job.chain and "←" in job.chain:
+            cell += f"<br>{mdsafe.cell(_clip(job.chain))}"
+        if job.log_note:
+            cell += f"<br>_{mdsafe.cell(_clip(job.log_note))}_"
+        return cell
     return mdsafe.cell(_clip(job.log_note or "no root cause extracted"))
 
 

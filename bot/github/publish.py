@@ -35,6 +35,8 @@ CRASH_SUMMARY = (
 
 def report_digest(report: Report, waivers_text: str = "") -> str:
     data = [jsonout.report_dict(report), report.sections, report.head_sha, waivers_text]
+    if report.check_sections:  # appended only when present: old digests stay valid
+        data.append(report.check_sections)
     return digest(json.dumps(data, sort_keys=True, default=str))
 
 

@@ -62,6 +62,10 @@ def waivers_markdown(waivers: Sequence[Waiver]) -> str:
 
 def check_run_output(report: Report, waivers_text: str = "") -> dict[str, Any]:
     """`output` for checks/create or checks/update, with every annotation (batch them)."""
+    if report.check_sections:
+        report = dataclasses.replace(
+            report, sections=(*report.sections, *report.check_sections)
+        )
     if waivers_text:
         report = dataclasses.replace(
             report, sections=(*report.sections, ("Waivers", waivers_text))

@@ -22,6 +22,7 @@ def finding_dict(finding: Finding) -> dict[str, Any]:
         "message": finding.message,
         "suggestion": finding.suggestion,
         "fingerprint": finding.fingerprint,
+        "confidence": str(finding.confidence),
     }
     if finding.evidence:
         data["evidence"] = [{"title": e.title, "url": e.url} for e in finding.evidence]

@@ -11,6 +11,7 @@ from bot.core.diff import parse_unified_diff
 from bot.core.snapshot import PullRequestSnapshot
 from bot.sources import SourceError
 from bot.sources.files import MAX_TEXT_BYTES, decode_text, from_patch
+from bot.sources.git_view import GitRepoView
 
 
 def _git(repo: Path, *args: str, stdin: bytes | None = None) -> bytes:
@@ -98,12 +99,14 @@ def snapshot_from_git(
         files.append(changed)
     message = _git(repo, "log", "-1", "--format=%s%n%n%b", head).decode("utf-8", "replace")
     title, _, body = message.partition("\n\n")
+    base_sha = _git(repo, "rev-parse", base).decode().strip()
     return PullRequestSnapshot(
         files=tuple(files),
         title=title.strip(),
         body=body.strip(),
-        base_sha=_git(repo, "rev-parse", base).decode().strip(),
+        base_sha=base_sha,
         head_sha=_git(repo, "rev-parse", head).decode().strip(),
+        repo_view=GitRepoView(repo, base_sha),
     )
 
 

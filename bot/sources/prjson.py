@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from bot.core.repo_view import MappedRepoView
 from bot.core.snapshot import ChangedFile, PullRequestSnapshot
 from bot.sources import SourceError
 from bot.sources.files import from_github_entry
@@ -48,6 +49,17 @@ def _ref(data: dict[str, Any], side: str) -> tuple[str | None, str | None]:
     return _opt_str(value.get("ref"), f"{side}.ref"), _opt_str(value.get("sha"), f"{side}.sha")
 
 
+def _repo_view(data: dict[str, Any]) -> MappedRepoView | None:
+    """`repo_files`: an optional {path: text} map of files at the base revision."""
+    raw = data.get("repo_files")
+    if raw is None:
+        return None
+    if not isinstance(raw, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in raw.items()):
+        raise SourceError("repo_files: expected an object mapping paths to file texts")
+    return MappedRepoView(dict(raw))
+
+
 def snapshot_from_pr_data(data: Any) -> PullRequestSnapshot:
     if not isinstance(data, dict):
         raise SourceError("PR JSON must be an object")
@@ -73,6 +85,7 @@ def snapshot_from_pr_data(data: Any) -> PullRequestSnapshot:
         labels=tuple(
             label["name"] if isinstance(label, dict) else str(label) for label in labels
         ),
+        repo_view=_repo_view(data),
     )
 
 

@@ -57,17 +57,27 @@ def test_stdin(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPat
     assert data["line_no"] == 21 and data["context"] == []
 
 
-def test_no_root_cause_is_a_successful_analysis(
+def test_a_wrapper_alone_is_reported_with_a_note(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     log = b"all good\n##[error]Process completed with exit code 1.\n"
     monkeypatch.setattr(sys, "stdin", _Stdin(log))
     assert main(["extract", "-", "--format", "json"]) == 0
     data = json.loads(capsys.readouterr().out)
+    assert data.keys() >= KEYS | {"chain", "attempts", "note"}
+    assert (data["category"], data["line_no"], data["pattern"]) == ("other", 2, "exit-code")
+    assert "not in this log" in data["note"]
+
+
+def test_no_root_cause_is_a_successful_analysis(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "stdin", _Stdin(b"all good\nstill fine\n"))
+    assert main(["extract", "-", "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
     assert data.keys() >= KEYS
     assert data["category"] is None and data["line_no"] is None
-    assert data["reason"].startswith("no root cause found: ")
-    assert data["surface"]["line_no"] == 2
+    assert data["reason"].startswith("no root cause found: no line matched")
 
     monkeypatch.setattr(sys, "stdin", _Stdin(b"\x00\xff" * 1000))
     assert main(["extract", "-"]) == 0

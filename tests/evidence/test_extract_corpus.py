@@ -50,7 +50,10 @@ def line_signature(file: str, line_no: int) -> str:
 
 
 def test_the_vendored_index_uses_the_catalog_vocabulary() -> None:
-    assert tuple(INDEX["categories"]) == load_catalog().categories
+    # The catalog adds container-infra and cloud-permission (eval/ci-logs uses them).
+    categories = load_catalog().categories
+    assert categories[: len(INDEX["categories"])] == tuple(INDEX["categories"])
+    assert set(categories) >= {"container-infra", "cloud-permission"}
     assert len(ENTRIES) == len({e["file"] for e in ENTRIES}) == 33
 
 

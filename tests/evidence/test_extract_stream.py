@@ -61,11 +61,29 @@ def test_repeats_keep_the_first_occurrence() -> None:
     assert result.line_no == 5
 
 
-def test_only_surface_symptoms_mean_no_root_cause() -> None:
-    result = extract_bytes(NOISE + b"RuntimeError: test_cuda 1/1 failed!\n" + EXIT)
-    assert isinstance(result, NoRootCause)
-    assert "surface" in result.reason
-    assert result.surface is not None and result.surface.line_no == 5
+def test_only_surface_symptoms_report_the_wrapper_with_a_note() -> None:
+    result = _root(extract_bytes(NOISE + b"RuntimeError: test_cuda 1/1 failed!\n" + EXIT))
+    assert (result.line_no, result.pattern_id) == (5, "harness-wrapper")
+    assert result.note is not None and "not in this log" in result.note
+    assert result.surface is not None and result.surface.line_no == 6
+
+
+def test_a_real_cause_has_no_note_and_explains_its_symptoms() -> None:
+    log = NOISE + OOM + b"RuntimeError: Server failed to start within 600 seconds\n" + EXIT
+    result = _root(extract_bytes(log))
+    assert result.note is None and result.category == "cuda-oom"
+    assert [(s.line_no, s.pattern_id) for s in result.chain.symptoms] == [
+        (6, "server-start-timeout"), (7, "exit-code")]
+    assert result.explain() == (
+        "exit-code at line 7 ← server-start-timeout at line 6 ← cuda-oom at line 5")
+
+
+def test_a_retry_loop_reports_the_first_error_and_counts_the_attempts() -> None:
+    attempt = b"Error response from daemon: manifest unknown\nExited with 1\n"
+    result = _root(extract_bytes(NOISE + attempt * 3 + b"Failed 3 retries\n"))
+    assert (result.category, result.line_no, result.attempts) == ("container-infra", 5, 3)
+    assert result.chain.occurrences == (5, 7, 9)
+    assert "3 times, last at line 9" in result.explain()
 
 
 @pytest.mark.parametrize(

@@ -16,6 +16,7 @@ from bot.evidence.index import (
     Coverage,
     FailureIndexError,
     JobQuery,
+    SCHEMA_VERSION,
     RunRecord,
     SqlFailureIndex,
     SqliteFailureIndex,
@@ -163,7 +164,8 @@ def test_postgres_shares_the_stores_database_and_refuses_a_newer_schema(pg_url: 
     store.db.execute("UPDATE ci_schema SET version = 99 WHERE name = 'failure_index'")
     with pytest.raises(FailureIndexError, match="schema version 99"):
         open_failure_index(pg_url)
-    store.db.execute("UPDATE ci_schema SET version = 1 WHERE name = 'failure_index'")
+    store.db.execute("UPDATE ci_schema SET version = ? WHERE name = 'failure_index'",
+                     (SCHEMA_VERSION,))
     again = open_failure_index(pg_url)
     assert [j.job_id for j in again.jobs(JobQuery())] == ["j"]
     for closable in (store, index, again):

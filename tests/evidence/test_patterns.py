@@ -41,8 +41,8 @@ def _examples() -> list[tuple[Pattern, str]]:
     return [(p, example) for p in CATALOG.patterns for example in p.examples]
 
 
-def test_catalog_is_packaged_and_uses_the_thirteen_categories() -> None:
-    assert len(CATALOG.categories) == 13
+def test_catalog_is_packaged_and_uses_the_fifteen_categories() -> None:
+    assert len(CATALOG.categories) == 15
     assert {p.category for p in CATALOG.patterns} == set(CATALOG.categories)
     assert CATALOG.min_cause_rank > 0
 

@@ -51,6 +51,9 @@ def test_section_for_the_pcp_oom() -> None:
     assert ("cuda-oom: `[rank3]:[W804 15:02:21.946490582 CUDACachingAllocator.cpp:3933] "
             "memory allocation failed with OOM") in row
     assert "`ERROR tests/evals/gsm8k/test_gsm8k_correctness.py::test_gsm8k_correctness" in row
+    # The chain: the server-start timeout the OOM explains, named with its line.
+    assert ("<br>exit-code at line 54 ← server-start-timeout at line 53 ← cuda-oom at line 44 "
+            "(4 times, last at line 50)") in row
     assert row.endswith("| `GLM-5.2-NVFP4-TP1-PCP4-EP` in surface symptom; "
                         "`GLM-5.2-NVFP4-TP1-PCP4-EP.yaml` in log (+1) |")
     # The row is one table row: as many cells as the header.
