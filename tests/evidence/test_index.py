@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from bot.evidence.index import (
+    SCHEMA_VERSION,
     Coverage,
     FailureIndexError,
     JobQuery,
-    SCHEMA_VERSION,
     RunRecord,
     SqlFailureIndex,
     SqliteFailureIndex,
