@@ -128,7 +128,10 @@ class PostgresStore(SqlStore):
         if self._listener is not None:
             self._listener.join(timeout=5)
             self._listener = None
-        while not self._intake.empty():
-            self._intake.get().close()
+        # Closed, then put back: a late intake batch fails at once instead of waiting.
+        intake = [self._intake.get() for _ in range(INTAKE_CONNECTIONS)]
+        for db in intake:
+            db.close()
+            self._intake.put(db)
         super().close()
 
