@@ -7,9 +7,8 @@ from typing import Any, ClassVar
 
 from bot.core.findings import Finding, Severity
 from bot.core.snapshot import ChangedFile
+from rules.analysis.yamlscan import ITEM, BlockScalar, YamlView, indent_of, is_yaml, view
 from rules.base import Rule, RuleContext
-from rules.support.yaml_lines import ITEM, BlockScalar, indent_of
-from rules.support.yamlscan import YamlView, is_yaml, view
 
 # Keys whose scalar is a shell script: a literal (`|`) script keeps its newlines, so
 # `#` lines there are real shell comments.

@@ -7,9 +7,8 @@ from collections.abc import Iterable
 from pathlib import PurePosixPath
 
 from bot.core.findings import Finding, Severity
+from rules.analysis.prtext import ci_fix_phrase, dedup_evidence
 from rules.base import Rule, RuleContext
-from rules.support.ci_fix import ci_fix_phrase
-from rules.support.references import dedup_evidence
 
 _TEMPLATE_HEADING = "### Duplicate-work check"
 # Files whose names are what people search for: eval configs, tests, CPU tests.

@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from bot.core.findings import Finding, Severity
+from rules.analysis.prtext import ci_fix_phrase, failure_evidence, stress_statistics
 from rules.base import Rule, RuleContext
-from rules.support.ci_fix import ci_fix_phrase
-from rules.support.failure_evidence import failure_evidence, stress_statistics
 
 
 class FailingRunLink(Rule):

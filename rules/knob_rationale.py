@@ -7,23 +7,24 @@ from collections.abc import Iterable, Iterator
 
 from bot.core.findings import Finding, Severity
 from bot.core.snapshot import ChangedFile, Hunk
-from rules.base import Rule, RuleContext
-from rules.support.explain import comment_text
-from rules.support.knob_changes import Change, hunk_changes, new_unit_lines
-from rules.support.knob_names import KnobFilter, knob_filter
-from rules.support.knob_options import (
-    GATES,
-    SAMPLE_COUNTS,
-    TIMEOUTS,
-    TOLERANCES,
-    UPPER_WORDS,
+from rules.analysis.knobs import (
+    Categories,
+    Change,
+    Description,
+    KnobFilter,
+    Setting,
+    adjacent_comment,
+    configured_categories,
+    hunk_changes,
+    knob_filter,
+    loosening,
+    loosening_reported,
+    new_unit_lines,
     shared_filter,
+    value_lines,
 )
-from rules.support.knobs import Setting
-from rules.support.loosening import Categories, loosening
-from rules.support.rationale import Description, adjacent_comment, head_text_map, value_lines
-
-_LOOSENING = "threshold-loosening"
+from rules.analysis.lines import comment_text, known_lines
+from rules.base import Rule, RuleContext
 
 
 def _signature(setting: Setting, change: Change) -> tuple[str, str, str]:
@@ -91,14 +92,9 @@ class KnobRationale(Rule):
         wanted = knob_filter(ctx.config.knobs)
         union = shared_filter(ctx.config)
         description = Description(ctx.snapshot.text)
-        categories = None
-        if ctx.config.settings(_LOOSENING).enabled:
-            def opt(name: str, default: tuple[str, ...]) -> tuple[str, ...]:
-                return tuple(ctx.config.option(_LOOSENING, name, default))
-            categories = Categories(
-                opt("gates", GATES), opt("tolerances", TOLERANCES), opt("timeouts", TIMEOUTS),
-                opt("sample_counts", SAMPLE_COUNTS), opt("upper_bound_words", UPPER_WORDS),
-            )
+        # What threshold-loosening reports is not asked about twice.
+        categories = (configured_categories(ctx.config)
+                      if loosening_reported(ctx.config) else None)
         for changed in ctx.files():
             if changed.status in ("added", "copied"):
                 continue  # a new config or test is reviewed as a whole, not as a retune
@@ -144,7 +140,7 @@ class KnobRationale(Rule):
                 yield self._finding(changed, missing)
 
     def _finding(self, changed: ChangedFile, changes: list[Change]) -> Finding:
-        head = head_text_map(changed)
+        head = known_lines(changed)
         counts = Counter(c.describe() for c in changes)
         listed = ", ".join(f"{d} (×{n})" if n > 1 else d for d, n in counts.items())
         plural = "s" if len(counts) > 1 else ""

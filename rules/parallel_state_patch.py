@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 
 from bot.core.findings import Finding, Severity
 from bot.core.snapshot import ChangedFile
+from rules.analysis.lines import known_lines, openers
 from rules.base import Rule, RuleContext
 
 _TRIGGERS = ("parallel_state", "get_parallel", "_group", "Mock", "SimpleNamespace",
@@ -93,7 +94,7 @@ class ParallelStatePatch(Rule):
             yield from self._check_file(changed, hint)
 
     def _check_file(self, changed: ChangedFile, hint: str) -> Iterator[Finding]:
-        lines = _visible(changed)
+        lines = known_lines(changed)
         added = changed.added_line_numbers
         aliases = set(_LIKELY_ALIASES)
         for text in lines.values():
@@ -117,7 +118,7 @@ class ParallelStatePatch(Rule):
             line = start if start in added else touched[0]
             yield self._finding(changed, lines, line, start, patch, overrides, hint, statement)
 
-    def _finding(self, changed: ChangedFile, lines: dict[int, str], line: int, start: int,
+    def _finding(self, changed: ChangedFile, lines: Mapping[int, str], line: int, start: int,
                  patch: _Patch, overrides: list[tuple[int, str, int, str]], hint: str,
                  statement: str) -> Finding:
         fake = f" with `{patch.fake}`" if patch.fake else ""
@@ -190,13 +191,6 @@ def _short(value: str) -> str:
     return value if len(value) <= 60 else value[:59] + "…"
 
 
-def _visible(changed: ChangedFile) -> dict[int, str]:
-    if changed.head_lines is not None:
-        return dict(enumerate(changed.head_lines, start=1))
-    return {line.new_no: line.text for hunk in changed.hunks for line in hunk.lines
-            if line.new_no is not None}
-
-
 def _code(text: str) -> str:
     """The line without its comment and string contents (for bracket counting)."""
     out: list[str] = []
@@ -220,7 +214,7 @@ def _code(text: str) -> str:
     return "".join(out)
 
 
-def _statements(lines: dict[int, str]) -> Iterator[tuple[int, int]]:
+def _statements(lines: Mapping[int, str]) -> Iterator[tuple[int, int]]:
     """(first, last) line of each logical statement, joined across open brackets."""
     start = 0
     depth = 0
@@ -241,32 +235,13 @@ def _statements(lines: dict[int, str]) -> Iterator[tuple[int, int]]:
         yield start, previous
 
 
-def _indent(text: str) -> int:
-    return len(text) - len(text.lstrip())
-
-
-def _enclosing(lines: dict[int, str], number: int) -> list[tuple[str, str, int, str]]:
+def _enclosing(lines: Mapping[int, str], number: int) -> list[tuple[str, str, int, str]]:
     """Enclosing def/class of a line, innermost first: (kind, name, line, signature)."""
-    current = _indent(lines.get(number, ""))
-    found: list[tuple[str, str, int, str]] = []
-    for back in range(number - 1, max(0, number - 3000), -1):
-        if current == 0:
-            break
-        text = lines.get(back)
-        if text is None:
-            break
-        if not text.strip() or text.lstrip().startswith("#"):
-            continue
-        ind = _indent(text)
-        if ind < current:
-            match = _DEF_RE.match(text)
-            if match:
-                found.append((match.group(1), match.group(2), back, match.group(3) or ""))
-            current = ind
-    return found
+    return [(match.group(1), match.group(2), back, match.group(3) or "")
+            for back, text in openers(lines, number, 3000) if (match := _DEF_RE.match(text))]
 
 
-def _overrides(lines: dict[int, str]) -> list[tuple[int, str, int, str]]:
+def _overrides(lines: Mapping[int, str]) -> list[tuple[int, str, int, str]]:
     """(def line, def name, class line or 0, override text) for setUp/fixtures applying one."""
     found: list[tuple[int, str, int, str]] = []
     for number, text in lines.items():
@@ -291,7 +266,7 @@ def _overrides(lines: dict[int, str]) -> list[tuple[int, str, int, str]]:
     return found
 
 
-def _redundant_with(lines: dict[int, str], number: int,
+def _redundant_with(lines: Mapping[int, str], number: int,
                     overrides: list[tuple[int, str, int, str]]) -> tuple[int, str, str] | None:
     if not overrides:
         return None

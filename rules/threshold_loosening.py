@@ -9,21 +9,20 @@ from typing import Any, ClassVar
 
 from bot.core.findings import Finding, Severity
 from bot.core.snapshot import ChangedFile, Hunk
-from rules.base import Rule, RuleContext
-from rules.support.hunk_sides import MAX_LINE, SideLine, side_text, sides
-from rules.support.knob_changes import hunk_changes, new_unit_lines
-from rules.support.knob_options import (
-    GATES,
-    SAMPLE_COUNTS,
-    TIMEOUTS,
-    TOLERANCES,
-    UPPER_WORDS,
+from rules.analysis.knobs import (
+    CATEGORY_OPTIONS,
+    Description,
+    adjacent_comment,
+    configured_categories,
+    holds_yaml_keys,
+    hunk_changes,
+    loosening,
+    new_unit_lines,
+    number,
     shared_filter,
 )
-from rules.support.knob_values import number
-from rules.support.knobs import is_yaml_like
-from rules.support.loosening import Categories, loosening
-from rules.support.rationale import Description, adjacent_comment
+from rules.analysis.lines import MAX_LINE, SideLine, side_text, sides
+from rules.base import Rule, RuleContext
 
 _NUM = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
 # `assert score >= 0.8` / `assert 0.8 <= score`; the subject may not contain <, >, = or ,
@@ -163,7 +162,7 @@ def _gate_loosenings(hunk: Hunk) -> Iterator[tuple[_Gate, _Gate]]:
 
 def _tolerance_on_existing_check(changed: ChangedFile, removed: list[str], line_text: str) -> bool:
     """A tolerance added to a check that was already there (not to a brand-new one)."""
-    if is_yaml_like(changed.path):
+    if holds_yaml_keys(changed.path):
         return True
     head = _CALL_HEAD_RE.search(line_text)
     if head is None:
@@ -214,20 +213,10 @@ class ThresholdLoosening(Rule):
 
     id = "threshold-loosening"
     severity = Severity.WARNING
-    options: ClassVar[Mapping[str, Any]] = {
-        "gates": GATES,
-        "tolerances": TOLERANCES,
-        "timeouts": TIMEOUTS,
-        "sample_counts": SAMPLE_COUNTS,
-        "upper_bound_words": UPPER_WORDS,
-    }
+    options: ClassVar[Mapping[str, Any]] = CATEGORY_OPTIONS
 
     def check(self, ctx: RuleContext) -> Iterable[Finding]:
-        categories = Categories(
-            tuple(ctx.option("gates")), tuple(ctx.option("tolerances")),
-            tuple(ctx.option("timeouts")), tuple(ctx.option("sample_counts")),
-            tuple(ctx.option("upper_bound_words")),
-        )
+        categories = configured_categories(ctx.config)
         wanted = categories.wanted()
         union = shared_filter(ctx.config)
         description = Description(ctx.snapshot.text)

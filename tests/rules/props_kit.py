@@ -7,7 +7,9 @@ fragments, so they share one vocabulary and the same two properties.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import signal
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -98,3 +100,21 @@ def added_lines_property(rule: Rule, line: st.SearchStrategy[str], paths: st.Sea
         run_on_file(rule, path, base, head, patch_only, end_lines=end_lines)
 
     return on_lines
+
+
+@contextlib.contextmanager
+def no_hang(seconds: int = 120) -> Iterator[None]:
+    """Fail, instead of hanging the suite, if hostile input sends a regex into
+    catastrophic backtracking. A guard against hangs, not a performance assertion:
+    speed is measured in bench/, never asserted in tests."""
+
+    def _fail(_signum: int, _frame: object) -> None:
+        raise AssertionError(f"still running after {seconds} s: a runaway regex?")
+
+    previous = signal.signal(signal.SIGALRM, _fail)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -12,6 +10,7 @@ from bot.core.engine import classify_snapshot
 from rules.allocator_scope import AllocatorScope
 from rules.base import RuleContext
 from tests.conftest import make_snapshot
+from tests.rules.props_kit import no_hang
 
 RULE = AllocatorScope()
 VOCAB = [
@@ -62,7 +61,7 @@ def test_never_raises_and_only_flags_added_lines(
 
 @given(st.text(max_size=120))
 def test_any_value_validates_without_raising(value: str) -> None:
-    from rules.support.allocconf import OPTIONS, check_value
+    from rules.allocator_scope.allocconf import OPTIONS, check_value
 
     problems, fixed = check_value(value, dict(OPTIONS))
     if fixed is not None:
@@ -71,13 +70,16 @@ def test_any_value_validates_without_raising(value: str) -> None:
 
 
 def test_hostile_lines_stay_fast() -> None:
+    with no_hang():
+        _hostile_runs()
+
+
+def _hostile_runs() -> None:
     for text in (
         'os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "' + "a:b," * 50_000 + '"',
         "PYTORCH_CUDA_ALLOC_CONF=" + "[" * 100_000,
         "\n".join("    " * (i % 50) + 'x = "PYTORCH_CUDA_ALLOC_CONF"' for i in range(5_000)),
         "del " + "a" * 200_000 + 'PYTORCH_CUDA_ALLOC_CONF"',
     ):
-        started = time.perf_counter()
         _run("tests/conftest.py", "", text, False)
         _run(".github/workflows/ci.yml", "", text, True)
-        assert time.perf_counter() - started < 5

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import time
-
 from hypothesis import strategies as st
 
 from rules.parallel_state_patch import ParallelStatePatch
-from tests.rules.props_kit import added_lines_property, run_on_file
+from tests.rules.props_kit import added_lines_property, no_hang, run_on_file
 
 RULE = ParallelStatePatch()
 VOCAB = [
@@ -28,6 +26,11 @@ test_never_raises_and_only_flags_added_lines = added_lines_property(RULE, LINE, 
 
 
 def test_hostile_lines_stay_fast() -> None:
+    with no_hang():
+        _hostile_runs()
+
+
+def _hostile_runs() -> None:
     for text in (
         "patch('" + "a." * 100_000 + "')",
         "x" + "._A" * 60_000 + " = 1",
@@ -35,7 +38,5 @@ def test_hostile_lines_stay_fast() -> None:
         "\n".join("(" if i % 2 else "    setUp().override(x)" for i in range(20_000)),
         'setattr("' + "w" * 200_000,
     ):
-        started = time.perf_counter()
         run_on_file(RULE, "tests/test_x.py", "", text, False)
         run_on_file(RULE, "tests/test_x.py", "", text, True)
-        assert time.perf_counter() - started < 5

@@ -13,13 +13,14 @@ from hypothesis import strategies as st
 from bot.core.config import Config
 from bot.core.engine import classify_snapshot
 from bot.core.snapshot import ChangedFile
+from rules.analysis.lines.hunk_sides import sides
 from rules.block_scalar_comment import BlockScalarComment, _norm
 from rules.parallel_state_patch import _TRIGGERS
-from rules.runtime_download import _FETCH_WORDS, RuntimeDownload
+from rules.runtime_download import RuntimeDownload
 from rules.runtime_download import _FileCheck as DownloadCheck
+from rules.runtime_download.detect import FETCH_WORDS as _FETCH_WORDS
 from rules.silenced_test import _hits, _known_text
-from rules.support.hunk_sides import sides
-from rules.support.silencing_detectors import ANY_HINT, SilencingView
+from rules.silenced_test.line_structure import ANY_HINT, SilencingView
 from rules.threshold_loosening import _gates, _may_gate
 from tests.conftest import make_snapshot
 

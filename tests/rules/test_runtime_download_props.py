@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import time
-
 from hypothesis import given
 from hypothesis import strategies as st
 
 from rules.runtime_download import RuntimeDownload, detect
-from tests.rules.props_kit import added_lines_property, run_on_file
+from tests.rules.props_kit import added_lines_property, no_hang, run_on_file
 
 RULE = RuntimeDownload()
 VOCAB = [
@@ -38,6 +36,11 @@ def test_detect_is_total(text: str, python: bool) -> None:
 
 
 def test_hostile_lines_stay_fast() -> None:
+    with no_hang():
+        _hostile_runs()
+
+
+def _hostile_runs() -> None:
     for text in (
         "curl " + "-v x" * 50_000,
         "wget " + "a" * 300_000,
@@ -46,7 +49,5 @@ def test_hostile_lines_stay_fast() -> None:
         "git clone " + "d" * 300_000,
         "\n".join("    " * (i % 3) + "curl https://x.org/a.tar" for i in range(3_000)),
     ):
-        started = time.perf_counter()
         run_on_file(RULE, ".github/workflows/ci.yml", "", text, False)
         run_on_file(RULE, "tests/test_y.py", "", text, True)
-        assert time.perf_counter() - started < 5

@@ -16,9 +16,13 @@ from hypothesis import strategies as st
 
 from bot.core.config import Config
 from bot.core.snapshot import ChangedFile, DiffLine, Hunk, LineKind
-from rules.support import hunk_sides, knob_changes, knob_names, knob_options, knobs
-from rules.support.yaml_scanner import scan
-from rules.support.yamlscan import fresh_view, view
+from rules.analysis.knobs import categories as knob_options
+from rules.analysis.knobs import changes as knob_changes
+from rules.analysis.knobs import names as knob_names
+from rules.analysis.knobs import settings as knobs
+from rules.analysis.lines import hunk_sides
+from rules.analysis.yamlscan.scanner import scan
+from rules.analysis.yamlscan.views import fresh_view, view
 from tests.conftest import make_snapshot
 from tests.rules.yamlscan_reference import reference_scan
 

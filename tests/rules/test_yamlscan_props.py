@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rules.support.yaml_lines import ITEM, split_key, strip_comment
-from rules.support.yaml_scanner import scan
+from rules.analysis.yamlscan.scanner import scan
+from rules.analysis.yamlscan.yaml_lines import ITEM, split_key, strip_comment
 
 LINES = st.lists(st.one_of(
     st.sampled_from([

@@ -1,12 +1,12 @@
 """The YAML line scanner as first written (a stack of entries, one object per line),
-kept as the reference the faster scanner in `rules.support.yaml_scanner` is tested against."""
+kept as the reference the faster scanner in `rules.analysis.yamlscan.scanner` is tested against."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from rules.support.yaml_lines import (
+from rules.analysis.yamlscan.yaml_lines import (
     ITEM,
     BlockScalar,
     YamlLine,

@@ -1,34 +1,15 @@
-"""A hunk as its two sides (base and head, context lines included), memoized per hunk.
-
-The knob rules run over the same snapshot one after another: per-hunk and per-file
-derivations are computed once and kept with the hunk or file itself (`derived`), so
-they are freed with the snapshot instead of outliving the review.
-"""
+"""A hunk as its two sides (base and head, context lines included), memoized per hunk."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import TypeVar, cast
+from collections.abc import Sequence
 
-from bot.core.snapshot import ChangedFile, Hunk, LineKind
+from bot.core.snapshot import Hunk, LineKind
+from rules.analysis.lines.known import MAX_LINE
+from rules.analysis.memo import memoized
 
 # (line number on this side, text, whether the line is added/removed rather than context)
 SideLine = tuple[int, str, bool]
-
-MAX_LINE = 20_000  # characters of one line that are scanned
-
-_T = TypeVar("_T")
-
-
-def memoized(kind: str, obj: Hunk | ChangedFile, compute: Callable[[], _T]) -> _T:
-    """`compute()`, once per hunk or file and `kind` (kept in `obj.derived`)."""
-    # One prefix for every knob-rule derivation, apart from `yamlscan`'s own keys.
-    key = "knobs." + kind
-    store = obj.derived
-    if key in store:
-        return cast(_T, store[key])
-    value = store[key] = compute()
-    return value
 
 
 class Side(list[SideLine]):
@@ -58,9 +39,10 @@ def side_contains(side: Sequence[SideLine], word: str) -> bool:
     return any(word in text for _, text, _ in side)
 
 
+@memoized
 def sides(hunk: Hunk) -> tuple[Side, Side]:
     """The base side and the head side of a hunk, each with its context lines."""
-    return memoized("sides", hunk, lambda: _sides(hunk))
+    return _sides(hunk)
 
 
 def _sides(hunk: Hunk) -> tuple[Side, Side]:

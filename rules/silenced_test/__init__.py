@@ -8,14 +8,14 @@ from typing import Any, ClassVar
 
 from bot.core.findings import Finding, Severity
 from bot.core.snapshot import ChangedFile
+from rules.analysis.lines import MAX_LINE, known_lines
+from rules.analysis.prtext import DescriptionLinks, issue_link
+from rules.analysis.yamlscan import is_yaml
 from rules.base import Rule, RuleContext
-from rules.support.known_lines import MAX_LINE
-from rules.support.references import DescriptionLinks, issue_link
-from rules.support.silencing_detectors import (
-    ANY_HINT,
+from rules.silenced_test.line_structure import ANY_HINT, SilencingView
+from rules.silenced_test.silencing_detectors import (
     SILENCE_REASON_RE,
     Hit,
-    SilencingView,
     arg_hits,
     commented_hit,
     python_hits,
@@ -25,14 +25,13 @@ from rules.support.silencing_detectors import (
 
 def _known_text(changed: ChangedFile) -> str:
     """The head-side lines we know (full text or patch), one per line."""
-    full = changed.head_lines
-    return "\n".join(full if full is not None else changed.patch_head_lines.values())
+    return "\n".join(known_lines(changed).values())
 
 
 def _hits(view: SilencingView) -> Iterator[Hit]:
     path = view.changed.path.lower()
-    suffix = next((s for s in (".py", ".yml", ".yaml", ".txt") if path.endswith(s)), "")
-    yaml = suffix in (".yml", ".yaml")
+    yaml = is_yaml(path)
+    suffix = ".yaml" if yaml else next((s for s in (".py", ".txt") if path.endswith(s)), "")
     block_end = -1
     for line in view.changed.added_lines:
         n, text = line.new_no, line.text[:MAX_LINE]

@@ -12,12 +12,12 @@ from __future__ import annotations
 import posixpath
 import re
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from bot.core.snapshot import ChangedFile
-from rules.support.known_lines import indent_width
-from rules.support.yaml_lines import ITEM, YamlLine, unquote
-from rules.support.yamlscan import YamlView, is_yaml, view
+from rules.analysis.lines import indent_width, known_lines, openers
+from rules.analysis.yamlscan import ITEM, YamlLine, YamlView, is_yaml, unquote, view
 
 _ENVIRON_RE = re.compile(
     r"environ\s*\[\s*$|environ\.(?:setdefault|update)\s*\(|\.setenv\s*\(|os\.putenv\s*\(")
@@ -97,7 +97,7 @@ class SettingScopes:
         self.yaml: YamlView | None = view(changed) if is_yaml(self.path) else None
         self.python = self.path.endswith(".py")
         self.docker = self.name.startswith("Dockerfile") or changed.surface == "container"
-        self.lines = _visible(changed)
+        self.lines = known_lines(changed)
         self._stats: _YamlStats | None = None
 
     def scope(self, number: int, text: str) -> Scope | None:
@@ -254,36 +254,16 @@ class SettingScopes:
         return False
 
 
-def _visible(changed: ChangedFile) -> dict[int, str]:
-    if changed.head_lines is not None:
-        return dict(enumerate(changed.head_lines, start=1))
-    return {line.new_no: line.text for hunk in changed.hunks for line in hunk.lines
-            if line.new_no is not None}
-
-
-def _enclosing(lines: dict[int, str], number: int) -> list[tuple[str, str, int]]:
+def _enclosing(lines: Mapping[int, str], number: int) -> list[tuple[str, str, int]]:
     """Enclosing blocks of a Python line, outermost first: (def|class|block, name, line)."""
-    text = lines.get(number, "")
-    current = indent_width(text)
     chain: list[tuple[str, str, int]] = []
-    for back in range(number - 1, max(0, number - 5000), -1):
-        if current == 0:
-            break
-        line = lines.get(back)
-        if line is None:
-            break
-        stripped = line.strip()
-        if not stripped or stripped.startswith("#"):
-            continue
-        ind = indent_width(line)
-        if ind < current:
-            match = _DEF_RE.match(stripped)
-            chain.append((match.group(1), match.group(2), back) if match else ("block", "", back))
-            current = ind
+    for back, text in openers(lines, number, 5000):
+        match = _DEF_RE.match(text.strip())
+        chain.append((match.group(1), match.group(2), back) if match else ("block", "", back))
     return chain[::-1]
 
 
-def _decorators(lines: dict[int, str], def_line: int) -> str:
+def _decorators(lines: Mapping[int, str], def_line: int) -> str:
     collected: list[str] = []
     indent = indent_width(lines.get(def_line, ""))
     for back in range(def_line - 1, max(0, def_line - 10), -1):

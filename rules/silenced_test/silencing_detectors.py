@@ -8,30 +8,21 @@ become findings; these only recognise the silencing on one line and describe it.
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import islice
 
-from bot.core.snapshot import ChangedFile
-from rules.support.known_lines import YAML_KEY_RE, KnownLines, indent_width, uncomment
+from rules.analysis.lines import code_part, indent_width
+from rules.silenced_test.line_structure import (
+    ARG_HINTS,
+    IGNORE_ARG_RE,
+    YAML_KEY_RE,
+    SilencingView,
+)
 
 _NOT_RUN = "so the test no longer runs in CI"
 _RERUN = "so failures are retried until they pass and the flakiness stays hidden"
 _UNSEEN = "fail without failing the {} and the failure goes unnoticed instead of being fixed"
-# Cheap substring tests that let almost every line skip the regexes (200k-line PRs).
-_YAML_HINTS = ("skip", "xfail", "flaky", "retry", "disabled", "expectedfailure", "exclu",
-               "quarant", "blocklist", "denylist", "blacklist", "ignore", "known_fail",
-               "continue", "if:", "soft_fail", "automatic")
-_ARG_HINTS = ("--ignore", "--deselect", "-k", "--reruns")
-_SKIP_HINTS = ("skip", "exclu", "disable", "quarant", "blocklist", "denylist", "blacklist",
-               "xfail", "flaky", "ignore", "known_fail")
-# Every hint above, lowercased, minus those another one contains ("disabled" has
-# "disable", "--ignore" has "ignore"): a file whose text has none of them and whose
-# added lines have no `#` cannot yield a hit, and most files of a large PR are such.
-ANY_HINT = ("skip", "xfail", "flaky", "retry", "disable", "expectedfailure", "exclu",
-             "quarant", "blocklist", "denylist", "blacklist", "ignore", "known_fail",
-             "continue", "if:", "soft_fail", "automatic", "--deselect", "-k", "--reruns")
 
 _MARKER_RE = re.compile(
     r"@?pytest\.mark\.(?:skip|skipif|xfail|flaky)\b|@?unittest\.(?:skip\w*|expectedFailure)\b"
@@ -74,11 +65,6 @@ _YAML_ITEM_RE = re.compile(r"^\s*-\s+(.*)$")
 _FALSE_RE = re.compile(r"^(?:\$\{\{\s*)?[\"']?(?:false|no|off|null|~)?[\"']?(?:\s*\}\})?$", re.I)
 _TRUE_RE = re.compile(r"^(?:\$\{\{\s*)?[\"']?(?:true|yes|on)[\"']?(?:\s*\}\})?$", re.I)
 _IF_FALSE_RE = re.compile(r"^(?:\$\{\{\s*)?[\"']?false[\"']?\s*(?:\}\}|&&|$)", re.I)
-_IGNORE_ARG_RE = re.compile(
-    r"(?P<flag>--ignore(?:-glob)?|--deselect)(?:=|\s+)(?P<v>[^\s\"',;)\]\\]+)"
-)
-_TOKEN_RE = re.compile(r"[^\s\"',;()\[\]=\\]+")
-_COMMENT_RE = re.compile(r"(?:^|\s)#")
 _K_ARG_RE = re.compile(r"-k(?:=|\s+|[\"']\s*,\s*)[\"'](?P<expr>[^\"'\n]{1,2000})[\"']")
 _NOT_TERM_RE = re.compile(r"\bnot\s+([\w\[\]./:-]+)")
 _RERUNS_RE = re.compile(r"--reruns(?:=|\s+)(\d+)")
@@ -93,28 +79,6 @@ class Hit:
     end: int = 0  # last line of the statement (issue links may sit there too)
     verb: str = "added"
     where: str = ""  # " on `test_x`", " to skip list `SKIPS`"
-
-
-
-class SilencingView(KnownLines):
-    """Known lines plus what silenced-test pre-computes per file: which hints occur."""
-
-    def __init__(self, changed: ChangedFile, known: str, lowered: str) -> None:
-        super().__init__(changed)
-        self.moved = Counter(ln.text.strip() for ln in changed.removed_lines)
-        # Which hints occur at all: most files have none, so most lines skip every regex.
-        self.hints = tuple(h for h in _YAML_HINTS if h in lowered)
-        self.skippy = any(h in lowered for h in _SKIP_HINTS)
-        self.args = any(h in known for h in _ARG_HINTS)
-        self._runs: Counter[str] | None = None
-
-    def runs(self, target: str) -> int:
-        """How often `target` appears in this file other than as an --ignore/--deselect value."""
-        if self._runs is None:
-            text = "\n".join(self.full if self.full is not None else self.patch.values())
-            self._runs = Counter(_TOKEN_RE.findall(text))
-            self._runs.subtract(m.group("v") for m in _IGNORE_ARG_RE.finditer(text))
-        return self._runs[target]
 
 
 def _skip_name(name: str) -> bool:
@@ -205,7 +169,7 @@ def yaml_hits(view: SilencingView, n: int, text: str) -> Iterator[Hit]:
     lowered = text.lower() if view.hints else ""
     key = YAML_KEY_RE.match(text) if any(hint in lowered for hint in view.hints) else None
     if key:
-        name, value = key.group("key"), uncomment(key.group("val") or "")
+        name, value = key.group("key"), code_part(key.group("val") or "").strip()
         norm = name.lower().replace("-", "_")
         falsy = bool(value) and bool(_FALSE_RE.match(value))
         if norm == "continue_on_error" and _TRUE_RE.match(value):
@@ -235,7 +199,7 @@ def yaml_hits(view: SilencingView, n: int, text: str) -> Iterator[Hit]:
     item = _YAML_ITEM_RE.match(text) if view.skippy else None
     if item and (parent := view.parent(n, yaml=True)) and _skip_name(parent[0]) and \
             _parent_name(view, parent[1]) not in ("matrix", "with"):  # shapes a matrix, inputs
-        entry = uncomment(item.group(1)).strip("\"'")[:80]
+        entry = code_part(item.group(1)).strip().strip("\"'")[:80]
         yield Hit(n, f"`{entry}`", _NOT_RUN, entry, where=f" to `{parent[0]}`")
 
 
@@ -253,16 +217,16 @@ def _following(view: SilencingView, n: int, *keys: str) -> list[str]:
             break
         key = YAML_KEY_RE.match(text)
         if key and key.group("key") in keys:
-            out.append(f"{key.group('key')} {uncomment(key.group('val') or '')}")
+            out.append(f"{key.group('key')} {code_part(key.group('val') or '').strip()}")
     return out
 
 
 def arg_hits(view: SilencingView, n: int, text: str) -> Iterator[Hit]:
-    if not view.args or not any(hint in text for hint in _ARG_HINTS):
+    if not view.args or not any(hint in text for hint in ARG_HINTS):
         return
-    text = _COMMENT_RE.split(text, maxsplit=1)[0]
+    text = code_part(text)
     removed = view.counterpart(n, text)
-    for match in _IGNORE_ARG_RE.finditer(text):
+    for match in IGNORE_ARG_RE.finditer(text):
         value, flag = match.group("v"), match.group("flag")
         if f"{flag}={value}" in removed or f"{flag} {value}" in removed:
             continue
@@ -284,6 +248,7 @@ def arg_hits(view: SilencingView, n: int, text: str) -> Iterator[Hit]:
 
 
 def commented_hit(view: SilencingView, n: int, text: str, suffix: str) -> Hit | None:
+    """A test or test line commented out; `suffix` is `.py`, `.txt`, `.yaml` (any YAML) or ""."""
     match = _COMMENTED_TEST_RE.match(text) if suffix == ".py" else None
     if match:
         name = next(g for g in match.groups() if g)
@@ -301,7 +266,7 @@ def commented_hit(view: SilencingView, n: int, text: str, suffix: str) -> Hit | 
                 return None  # an entry of an unknown list: could be a skip list
             if parent is not None and _skip_name(parent[0]):
                 return None  # commenting out a skip-list entry re-enables the test
-    elif suffix in (".yml", ".yaml"):
+    elif suffix == ".yaml":
         parent = view.parent(n, yaml=True)
         if not _YAML_TEST_LINE_RE.search(code) or (parent and _skip_name(parent[0])):
             return None

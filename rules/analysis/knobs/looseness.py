@@ -1,56 +1,21 @@
 """Loosening: whether a knob change makes its check easier to pass.
 
 Each knob is a gate (looser when lower), a ceiling (looser when higher), a tolerance,
-a timeout or a sample count, by name (`knob_options` holds the default name lists).
+a timeout or a sample count, by name (see `categories`).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
-from rules.support.knob_changes import Change
-from rules.support.knob_names import KnobFilter, knob_filter
-from rules.support.knob_options import GATES, SAMPLE_COUNTS, TIMEOUTS, TOLERANCES, UPPER_WORDS
-from rules.support.knob_values import number
+from rules.analysis.knobs.categories import Categories
+from rules.analysis.knobs.changes import Change
+from rules.analysis.knobs.values import number
 
 _DURATION_RE = re.compile(
     r"(\d+(?:\.\d+)?)\s*(s|sec|secs|seconds?|m|mins?|minutes?|h|hrs?|hours?)", re.I
 )
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600}
-
-
-@dataclass(frozen=True)
-class Categories:
-    """Which knobs are gates, tolerances, timeouts or sample counts, and their direction."""
-
-    gates: tuple[str, ...] = GATES
-    tolerances: tuple[str, ...] = TOLERANCES
-    timeouts: tuple[str, ...] = TIMEOUTS
-    sample_counts: tuple[str, ...] = SAMPLE_COUNTS
-    upper_words: tuple[str, ...] = UPPER_WORDS
-    _kinds: dict[str, str | None] = field(default_factory=dict, compare=False, repr=False)
-
-    def kind(self, name: str) -> str | None:
-        """tolerance | timeout | samples | gate (looser when lower) | ceiling (when higher)."""
-        if name not in self._kinds:
-            self._kinds[name] = self._kind(name)
-        return self._kinds[name]
-
-    def _kind(self, name: str) -> str | None:
-        if knob_filter(self.tolerances)(name):
-            return "tolerance"
-        if knob_filter(self.timeouts)(name):
-            return "timeout"
-        if knob_filter(self.sample_counts)(name):
-            return "samples"
-        if knob_filter(self.gates)(name):
-            words = set(name.split("-"))
-            return "ceiling" if any(w in words for w in self.upper_words) else "gate"
-        return None
-
-    def wanted(self) -> KnobFilter:
-        return knob_filter(self.gates + self.tolerances + self.timeouts + self.sample_counts)
 
 
 def _magnitude(value: str, kind: str) -> float | None:

@@ -9,11 +9,12 @@ from typing import Any, ClassVar
 
 from bot.core.findings import Finding, Severity
 from bot.core.snapshot import ChangedFile, DiffLine, PullRequestSnapshot
+from rules.allocator_scope.allocconf import OPTIONS, check_value
+from rules.allocator_scope.setting_scope import Scope, SettingScopes
+from rules.analysis.lines import comment_near
+from rules.analysis.prtext import description_explains
+from rules.analysis.yamlscan import unquote
 from rules.base import Rule, RuleContext
-from rules.support.allocconf import OPTIONS, check_value
-from rules.support.explain import comment_text, description_explains
-from rules.support.setting_scope import Scope, SettingScopes
-from rules.support.yaml_lines import unquote
 
 _VAR_RE = re.compile(r"\bPYTORCH_(?:[A-Z0-9]+_)?ALLOC_CONF\b")
 _CALL_RE = re.compile(r"\b_set_allocator_settings\s*\(\s*(?:\"([^\"]*)\"|'([^']*)')?")
@@ -93,7 +94,7 @@ class _FileCheck:
         self.rule, self.snapshot, self.changed, self.known = rule, snapshot, changed, known
         self.scopes = SettingScopes(changed)
         # Reading the setting needs the same YAML scan and head lines as its scope.
-        self.yaml, self.docker, self.lines = self.scopes.yaml, self.scopes.docker, self.scopes.lines
+        self.yaml, self.docker = self.scopes.yaml, self.scopes.docker
         removed = " ".join(r.text for r in changed.removed_lines if "ALLOC" in r.text)
         self.removed_vars = set(_VAR_RE.findall(removed))
 
@@ -160,14 +161,6 @@ class _FileCheck:
                                 severity=Severity.ERROR,
                                 key=f"value|{setting.var}|{setting.value}")
 
-    def commented(self, number: int) -> bool:
-        """A real comment within two lines (explain.comment_near, without its per-line scan)."""
-        for near in range(number - 2, number + 3):
-            comment = comment_text(self.lines.get(near, ""))
-            if comment and len(comment) >= 3:
-                return True
-        return False
-
     def scope_finding(self, number: int, setting: _Setting, scope: Scope) -> Iterator[Finding]:
         shown = f"{setting.var}={setting.value}" if setting.value else setting.var
         if setting.var == "_set_allocator_settings":
@@ -180,7 +173,7 @@ class _FileCheck:
                 "that needed them. Move it to the one eval config, test or step that needs it.",
                 file=self.changed, line=number, key=key)
             return
-        if self.commented(number):
+        if comment_near(self.changed, (number,)) is not None:
             return
         subjects = [setting.var, "allocator", "alloc_conf", "expandable"]
         subjects += [p.split(":", 1)[0].strip() for p in (setting.value or "").split(",")]

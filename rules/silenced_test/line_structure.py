@@ -1,9 +1,9 @@
-"""The head-side lines of a changed file that we know, and their line structure.
+"""silenced-test's view of the known head lines: their structure, diff facts and hints.
 
-Known lines come from the full head text or, without it, from the patch. On them:
-the removed line an added line replaces, the YAML key or Python list a line sits in,
-and the step or job a YAML line belongs to. Found by indentation and a few anchored
-patterns, walking back at most `_SCAN` lines, because the text may be partial or invalid.
+On the known lines (`rules.analysis.lines.known_lines`): the removed line an added
+line replaces, the YAML key or Python list a line sits in, and the step or job a YAML
+line belongs to. Found by indentation and a few anchored patterns, walking back at
+most `_SCAN` lines, because the text may be partial or invalid.
 
 Unlike `yamlscan` (a full scan of a YAML file), these answer one line at a time, also
 for Python, and count tabs as indentation.
@@ -12,11 +12,12 @@ for Python, and count tabs as indentation.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterator
 
 from bot.core.snapshot import ChangedFile
+from rules.analysis.lines import MAX_LINE, code_part, indent_width, known_lines
 
-MAX_LINE = 4000  # characters of one line that are looked at
 _SCAN = 300  # lines a structure lookup walks back before giving up
 
 _PY_OPENER_RE = re.compile(
@@ -25,20 +26,26 @@ _PY_OPENER_RE = re.compile(
 )
 _BARE_OPENER_RE = re.compile(r"^\s*(?:[\"'][^\"'\n]*[\"']\s*,\s*)?[\[({]\s*$")
 YAML_KEY_RE = re.compile(r"^\s*(?P<dash>-\s+)?(?P<key>[\w./-]+)\s*:(?:\s+(?P<val>.*))?$")
-_COMMENT_RE = re.compile(r"(?:^|\s)#")
 _OWNER_RE = re.compile(r"^\s*(?:-\s+)?(?:label|name):\s*[\"']?([^\"'#\n]+)")
 _GENERIC_KEYS = frozenset({"steps", "jobs", "with", "env", "retry", "automatic", "matrix",
                            "strategy", "plugins", "agents", "soft_fail", "commands"})
-
-
-def indent_width(text: str) -> int:
-    """Leading whitespace, tabs included (`yaml_lines.indent_of` counts spaces only)."""
-    return len(text) - len(text.lstrip())
-
-
-def uncomment(text: str) -> str:
-    """The text before a `#` comment, stripped (quotes not respected)."""
-    return _COMMENT_RE.split(text, maxsplit=1)[0].strip()
+# Cheap substring tests that let almost every line skip the regexes (200k-line PRs).
+_YAML_HINTS = ("skip", "xfail", "flaky", "retry", "disabled", "expectedfailure", "exclu",
+               "quarant", "blocklist", "denylist", "blacklist", "ignore", "known_fail",
+               "continue", "if:", "soft_fail", "automatic")
+ARG_HINTS = ("--ignore", "--deselect", "-k", "--reruns")
+_SKIP_HINTS = ("skip", "exclu", "disable", "quarant", "blocklist", "denylist", "blacklist",
+               "xfail", "flaky", "ignore", "known_fail")
+# Every hint above, lowercased, minus those another one contains ("disabled" has
+# "disable", "--ignore" has "ignore"): a file whose text has none of them and whose
+# added lines have no `#` cannot yield a hit, and most files of a large PR are such.
+ANY_HINT = ("skip", "xfail", "flaky", "retry", "disable", "expectedfailure", "exclu",
+             "quarant", "blocklist", "denylist", "blacklist", "ignore", "known_fail",
+             "continue", "if:", "soft_fail", "automatic", "--deselect", "-k", "--reruns")
+IGNORE_ARG_RE = re.compile(
+    r"(?P<flag>--ignore(?:-glob)?|--deselect)(?:=|\s+)(?P<v>[^\s\"',;)\]\\]+)"
+)
+_TOKEN_RE = re.compile(r"[^\s\"',;()\[\]=\\]+")
 
 
 class KnownLines:
@@ -46,8 +53,7 @@ class KnownLines:
 
     def __init__(self, changed: ChangedFile) -> None:
         self.changed = changed
-        self.full = changed.head_lines
-        self.patch = changed.patch_head_lines if self.full is None else {}
+        self.lines = known_lines(changed)
         self.added = changed.added_line_numbers
         # Per added line: its hunk's removed lines, as a set and indexed by 8-char prefix.
         self.removed: dict[int, tuple[frozenset[str], dict[str, list[str]]]] = {}
@@ -63,9 +69,7 @@ class KnownLines:
         self._parents: dict[int, tuple[str, int] | None] = {}
 
     def get(self, n: int) -> str | None:
-        if self.full is not None:
-            return self.full[n - 1][:MAX_LINE] if 0 < n <= len(self.full) else None
-        text = self.patch.get(n)
+        text = self.lines.get(n)
         return None if text is None else text[:MAX_LINE]
 
     def was_removed(self, n: int, text: str) -> bool:
@@ -109,7 +113,7 @@ class KnownLines:
                 continue
             if yaml:
                 key = YAML_KEY_RE.match(other)
-                if key and not uncomment(key.group("val") or ""):
+                if key and not code_part(key.group("val") or "").strip():
                     found = (key.group("key"), m)
             elif "parametrize(" in other:
                 found = ("parametrize", m)
@@ -130,8 +134,29 @@ class KnownLines:
                 return label.group(1).strip(), m
             if o_ind < level:
                 key = YAML_KEY_RE.match(other)
-                if key and not is_item and not uncomment(key.group("val") or "") and \
+                if key and not is_item and not code_part(key.group("val") or "").strip() and \
                         key.group("key") not in _GENERIC_KEYS and o_ind > 0:
                     return key.group("key"), m
                 level = o_ind
         return None
+
+
+class SilencingView(KnownLines):
+    """Known lines plus what silenced-test pre-computes per file: which hints occur."""
+
+    def __init__(self, changed: ChangedFile, known: str, lowered: str) -> None:
+        super().__init__(changed)
+        self.moved = Counter(ln.text.strip() for ln in changed.removed_lines)
+        # Which hints occur at all: most files have none, so most lines skip every regex.
+        self.hints = tuple(h for h in _YAML_HINTS if h in lowered)
+        self.skippy = any(h in lowered for h in _SKIP_HINTS)
+        self.args = any(h in known for h in ARG_HINTS)
+        self._runs: Counter[str] | None = None
+
+    def runs(self, target: str) -> int:
+        """How often `target` appears in this file other than as an --ignore/--deselect value."""
+        if self._runs is None:
+            text = "\n".join(self.lines.values())
+            self._runs = Counter(_TOKEN_RE.findall(text))
+            self._runs.subtract(m.group("v") for m in IGNORE_ARG_RE.finditer(text))
+        return self._runs[target]

@@ -13,10 +13,11 @@ from operator import itemgetter
 from typing import NamedTuple, cast
 
 from bot.core.snapshot import ChangedFile, Hunk, LineKind
-from rules.support.hunk_sides import memoized, sides
-from rules.support.knob_names import KnobFilter
-from rules.support.knob_values import same_value
-from rules.support.knobs import Setting, extract, is_yaml_like
+from rules.analysis.knobs.names import KnobFilter
+from rules.analysis.knobs.settings import Setting, extract, holds_yaml_keys
+from rules.analysis.knobs.values import same_value
+from rules.analysis.lines import sides
+from rules.analysis.memo import memoized
 
 _MAX_PAIRING = 8  # beyond this many same-name settings per side, pair by order only
 # A run of added lines that starts a new test, step or job: knobs in it are new, not retuned.
@@ -98,37 +99,31 @@ def pair(old: Sequence[Setting], new: Sequence[Setting]) -> list[Change]:
     return changes
 
 
-# The knob rules run one after another over the same snapshot with the same (union)
-# filter: each hunk is parsed once, and the result is kept with the hunk.
 _REMOVAL_MATTERS = frozenset({"parallelism", "max-parallel"})
 
 
 def hunk_changes(changed: ChangedFile, hunk: Hunk, wanted: KnobFilter) -> list[Change]:
     """Every changed, added or removed wanted setting of one hunk, paired old → new."""
-    entry = hunk.derived.get("knobs.changes")
-    if entry is not None:
-        cached_filter, cached = cast(tuple[KnobFilter, list[Change]], entry)
-        if cached_filter is wanted:
-            return cached
+    # The knob rules read each hunk with the same (union) filter: parsed once.
+    return _hunk_changes(hunk, changed.path, wanted)
+
+
+@memoized
+def _hunk_changes(hunk: Hunk, path: str, wanted: KnobFilter) -> list[Change]:
     old, new = sides(hunk)
-    yaml_keys = is_yaml_like(changed.path)
-    python = changed.path.endswith((".py", ".pyi"))
+    yaml_keys = holds_yaml_keys(path)
+    python = path.endswith((".py", ".pyi"))
     head = extract(new, wanted, yaml_keys=yaml_keys, python=python)
     # Removed settings matter when the head side sets the same knob (old → new), or
     # when a whole shard count goes away (shard-matrix reports `parallelism` removed).
     names = {s.name for s in head if s.changed} | _REMOVAL_MATTERS
     base = extract(old, wanted, yaml_keys=yaml_keys, python=python, only=names)
-    result = pair(base, head)
-    hunk.derived["knobs.changes"] = (wanted, result)
-    return result
+    return pair(base, head)
 
 
+@memoized
 def new_unit_lines(hunk: Hunk) -> frozenset[int]:
     """Head lines in runs of added lines that start a new test, step or job."""
-    return memoized("units", hunk, lambda: _new_unit_lines(hunk))
-
-
-def _new_unit_lines(hunk: Hunk) -> frozenset[int]:
     added = hunk.added
     if not added:
         return frozenset()

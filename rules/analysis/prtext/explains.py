@@ -1,15 +1,12 @@
-"""Is a change explained? By a comment next to it, or by the PR description."""
+"""Does the PR description explain a change? A sentence that names it and gives a reason."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
 
-from bot.core.snapshot import ChangedFile
-
-# A `#` comment: a whole-line comment or a trailing one after whitespace. Not a `#`
-# inside a URL fragment or a string like "a#b".
-_COMMENT_RE = re.compile(r"(?:^|\s)#(?!\s*ci-stability:)\s*(\S.*)$")
+# Unlike `markdown.sentences`, a `;` ends a sentence here: "raise it; it OOMs" gives
+# the reason in its own clause.
 _SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?;])\s+|\n+")
 # Words that turn a mention into a reason ("0.3 because ...", "to avoid OOM").
 _REASON_RE = re.compile(
@@ -21,25 +18,11 @@ _REASON_RE = re.compile(
 )
 
 
-def comment_text(line: str) -> str | None:
-    match = _COMMENT_RE.search(line)
-    return match.group(1).strip() if match else None
-
-
-def comment_near(changed: ChangedFile, line: int, radius: int = 2) -> tuple[int, str] | None:
-    """A non-empty `#` comment within `radius` head lines of `line` (the line included)."""
-    for number, text in changed.head_window(line, radius, radius):
-        comment = comment_text(text)
-        if comment and len(comment) >= 3:
-            return number, comment
-    return None
-
-
 def _normalize(text: str) -> str:
     return text.lower().replace("_", "-")
 
 
-def sentences(text: str) -> list[str]:
+def _sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_SPLIT_RE.split(text) if s.strip()]
 
 
@@ -48,7 +31,7 @@ def description_explains(pr_text: str, subjects: Iterable[str]) -> str | None:
     wanted = [_normalize(s) for s in subjects if s]
     if not wanted or not pr_text:
         return None
-    for sentence in sentences(pr_text[:200_000]):
+    for sentence in _sentences(pr_text[:200_000]):
         normalized = _normalize(sentence)
         if any(w in normalized for w in wanted) and _REASON_RE.search(sentence):
             return sentence if len(sentence) <= 200 else sentence[:197] + "..."

@@ -1,6 +1,6 @@
 """The text of a PR description as a reader sees it: capped, split into prose and blocks.
 
-Shared by the description readers (`ci_fix`, `failure_evidence`, `references`). PR
+Shared by the description readers (`ci_fix`, `evidence`, `references`). PR
 bodies are hostile input (pasted 10 MB logs), so the text is capped and no pattern
 nests quantifiers.
 """

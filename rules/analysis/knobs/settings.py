@@ -5,7 +5,7 @@ written as a YAML/JSON key (`max_concurrency: 100`), a flag inside a string or a
 folded block scalar (`--max-num-batched-tokens 32768`, `--timeout=600`), Python/YAML
 list items (`"--mem-fraction-static", "0.3"` on one line or on consecutive lines), a
 keyword argument or assignment (`rtol=1e-3`, `TIMEOUT = 600`, `export TIMEOUT=600`),
-or a key of a flow mapping (`{ shard: 1, num_shards: 5 }`). `knob_changes` pairs the
+or a key of a flow mapping (`{ shard: 1, num_shards: 5 }`). `changes` pairs the
 settings of both sides so rules can say old → new.
 
 Everything here is line-based and linear: no regex has nested quantifiers over user
@@ -20,9 +20,9 @@ from collections.abc import Container, Iterable, Sequence
 from itertools import accumulate
 from typing import NamedTuple
 
-from rules.support.hunk_sides import MAX_LINE, SideLine, side_text
-from rules.support.knob_names import KnobFilter, named_words, normalize
-from rules.support.knob_values import PENDING, flag_value, number, scan_value
+from rules.analysis.knobs.names import KnobFilter, named_words, normalize
+from rules.analysis.knobs.values import PENDING, flag_value, number, scan_value
+from rules.analysis.lines import MAX_LINE, SideLine, code_part, side_text
 
 _FLAG_RE = re.compile(r"(?<![\w-])--([A-Za-z][\w-]*)")
 _YAML_KEY_RE = re.compile(r"^\s*(?:-\s+)?([\"']?)([A-Za-z_][\w.-]*)\1\s*:(?=\s|$)")
@@ -34,7 +34,6 @@ _DEFAULT_KW_RE = re.compile(r"\bdefault\s*=\s*")
 _VALUE_ONLY_RE = re.compile(r"^\s*(?:-\s+)?([\"']?)([^\s\"',#\[\]{}()=:]+)\1(?:\s*,)?(?:\s*\\)?$")
 _KWARG_LINE_RE = re.compile(r"^\s*\w+\s*=[^=]")
 _NAME_LINE_RE = re.compile(r"^\s*(?:-\s+)?name\s*:\s*[\"']?([^\"'#]*)")
-_TRAILING_COMMENT_RE = re.compile(r"(?:^|\s)#")
 
 
 class Setting(NamedTuple):
@@ -52,15 +51,6 @@ class Setting(NamedTuple):
     @property
     def shown(self) -> str:
         return self.value if self.literal or len(self.value) <= 40 else self.value[:37] + "..."
-
-
-def _code(text: str) -> str:
-    """The line without a trailing `#` comment, cut to a scannable length."""
-    text = text[:MAX_LINE]
-    if "#" not in text:
-        return text
-    match = _TRAILING_COMMENT_RE.search(text)
-    return text[: match.start()] if match else text
 
 
 def _label(side: Sequence[SideLine], i: int) -> str:
@@ -156,7 +146,7 @@ def extract(
         stripped = text.lstrip()
         if not stripped or stripped.startswith("#"):
             continue  # comment lines never set anything; a pending flag survives them
-        code = _code(text)
+        code = code_part(text[:MAX_LINE])
         if pending is not None:
             pname, praw, pline, pchanged, age = pending
             anchor = Setting(pname, praw, "", False, pline, (pline,), pchanged)
@@ -236,7 +226,9 @@ def extract(
     return out
 
 
-def is_yaml_like(path: str) -> bool:
+def holds_yaml_keys(path: str) -> bool:
+    """Whether `key: value` lines may set knobs here: YAML, JSON, TOML, INI and the like,
+    not Python, shell or a Dockerfile (not an is-YAML check: see `yamlscan.is_yaml`)."""
     lower = path.lower()
     name = lower.rsplit("/", 1)[-1]
     return not (lower.endswith((".py", ".sh", ".bash", ".pyi")) or name.startswith("dockerfile"))

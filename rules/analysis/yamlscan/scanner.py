@@ -10,7 +10,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Iterable
 
-from rules.support.yaml_lines import (
+from rules.analysis.yamlscan.yaml_lines import (
     ITEM,
     BlockScalar,
     YamlLine,

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from rules.support.pr_markdown import clean, quote, sentences
+from rules.analysis.prtext.markdown import clean, quote, sentences
 
 _MAX_REFS = 500  # references examined for a verdict; real descriptions cite a handful
 

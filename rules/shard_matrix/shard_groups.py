@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from rules.support.knob_names import normalize
+from rules.analysis.knobs import normalize
 
 _MAX_NODES = 20_000  # YAML nodes visited per matrix (aliases share nodes: no bombs)
 MAX_SHARDS = 10_000

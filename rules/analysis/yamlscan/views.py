@@ -1,7 +1,7 @@
 """The scanned YAML of a changed file, shared by every rule that reads it.
 
 The line types and per-line helpers live in `yaml_lines`, the scanner in
-`yaml_scanner`; this module decides which files are YAML and how a changed file
+`scanner`; this module decides which files are YAML and how a changed file
 (whole head text, or only its hunks) becomes one cached `YamlView`.
 """
 
@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import cast
 
 from bot.core.snapshot import ChangedFile
-from rules.support.yaml_lines import YamlLine
-from rules.support.yaml_scanner import scan
+from rules.analysis.memo import memoized
+from rules.analysis.yamlscan.scanner import scan
+from rules.analysis.yamlscan.yaml_lines import YamlLine
 
 YAML_SUFFIXES = (".yml", ".yaml")
 
@@ -39,19 +39,14 @@ def is_yaml(path: str) -> bool:
     return path.lower().endswith(YAML_SUFFIXES)
 
 
+@memoized
 def view(changed: ChangedFile) -> YamlView:
     """Scan a changed file: its head text when known, else each hunk's visible lines.
 
     Several rules scan the same YAML file, so the view is computed once per file and
-    kept with it (`ChangedFile.derived`); callers must not modify it.
+    kept with it; callers must not modify it.
     """
-    cached = changed.derived.get(_VIEW_KEY)
-    if cached is None:
-        cached = changed.derived[_VIEW_KEY] = fresh_view(changed)
-    return cast(YamlView, cached)
-
-
-_VIEW_KEY = "yamlscan.view"
+    return fresh_view(changed)
 
 
 def fresh_view(changed: ChangedFile) -> YamlView:

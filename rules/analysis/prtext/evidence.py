@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from rules.support.pr_markdown import clean, quote, split_markdown
+from rules.analysis.prtext.markdown import clean, quote, split_markdown
 
 _INLINE_CODE_RE = re.compile(r"`([^`\n]{1,2000})`")
 _RUN_URL_RE = re.compile(

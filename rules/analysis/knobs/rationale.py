@@ -1,7 +1,8 @@
 """Is a knob change explained? A prose comment next to it, or the PR description.
 
-Like `explain`, but tuned for knob settings: pragmas and commented-out code explain
-nothing, and a `#` inside a YAML value (a folded scalar) is no comment a reader sees.
+`lines.comment_near` and `prtext.description_explains`, tuned for knob settings:
+pragmas and commented-out code explain nothing, and a `#` inside a YAML value (a folded
+scalar) is no comment a reader sees.
 """
 
 from __future__ import annotations
@@ -10,9 +11,10 @@ import re
 from collections.abc import Iterable, Sequence
 
 from bot.core.snapshot import ChangedFile
-from rules.support.explain import comment_text, description_explains
-from rules.support.hunk_sides import MAX_LINE, memoized
-from rules.support.yamlscan import is_yaml, view
+from rules.analysis.lines import comment_near
+from rules.analysis.memo import memoized
+from rules.analysis.prtext import description_explains
+from rules.analysis.yamlscan import is_yaml, view
 
 _SHELL_KEYS = frozenset({"run", "script", "command", "commands", ""})
 _PRAGMA_RE = re.compile(
@@ -24,22 +26,6 @@ _WORD_RE = re.compile(r"[^\W\d_]{2,}")
 _CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 
-def head_text_map(changed: ChangedFile) -> dict[int, str]:
-    """Head lines known from the full text, else from the patch (added + context)."""
-    return memoized("head", changed, lambda: _head_text_map(changed))
-
-
-def _head_text_map(changed: ChangedFile) -> dict[int, str]:
-    if changed.head_lines is not None:
-        return dict(enumerate(changed.head_lines, 1))
-    return {
-        line.new_no: line.text
-        for hunk in changed.hunks
-        for line in hunk.lines
-        if line.new_no is not None
-    }
-
-
 def value_lines(changed: ChangedFile) -> frozenset[int]:
     """Head lines where a `#` is part of a YAML value rather than a comment a reader sees.
 
@@ -47,12 +33,15 @@ def value_lines(changed: ChangedFile) -> frozenset[int]:
     literal scalars other than shell scripts (`run: |`, `command: |`, Buildkite `- |`,
     whose shell does treat `#` as a comment). Scanned as block-scalar-comment does.
     """
-    if not is_yaml(changed.path):
-        return frozenset()
-    return memoized("values", changed, lambda: frozenset(
+    return _value_lines(changed) if is_yaml(changed.path) else frozenset()
+
+
+@memoized
+def _value_lines(changed: ChangedFile) -> frozenset[int]:
+    return frozenset(
         line.number for line in view(changed) if line.block is not None
         and (line.block.folded or line.block.key not in _SHELL_KEYS)
-    ))
+    )
 
 
 class Description:
@@ -91,15 +80,8 @@ def adjacent_comment(
 ) -> tuple[int, str] | None:
     """A prose `#` comment within `radius` head lines of any of `numbers`.
 
-    The same definition as `explain.comment_near`, except that a `#` in a YAML value
-    (see `value_lines`) reaches the program and is not a comment anyone reads as one.
+    A `#` in a YAML value (see `value_lines`) reaches the program and is not a comment
+    anyone reads as one.
     """
-    head = head_text_map(changed)
-    for number_ in numbers:
-        for n in range(max(1, number_ - radius), number_ + radius + 1):
-            text = head.get(n)
-            comment = comment_text(text[:MAX_LINE]) if text is not None and "#" in text else None
-            if comment and len(comment) >= 3 and is_prose(comment) and n not in value_lines(
-                    changed):
-                return n, comment
-    return None
+    return comment_near(changed, numbers, radius,
+                        lambda n, comment: is_prose(comment) and n not in value_lines(changed))

@@ -10,33 +10,36 @@ from typing import Any, ClassVar
 
 from bot.core.findings import Finding, Severity
 from bot.core.snapshot import ChangedFile, Hunk
+from rules.analysis.knobs import (
+    SHARD_SIZE_KEYS,
+    KnobFilter,
+    hunk_changes,
+    knob_filter,
+    normalize,
+    number,
+    shared_filter,
+)
+from rules.analysis.lines import MAX_LINE, SideLine, code_part, side_contains, sides
+from rules.analysis.yamlscan import ITEM, YamlLine, is_yaml, scan
 from rules.base import Rule, RuleContext
-from rules.support.hunk_sides import MAX_LINE, SideLine, side_contains, sides
-from rules.support.knob_changes import hunk_changes
-from rules.support.knob_names import KnobFilter, knob_filter, normalize
-from rules.support.knob_options import SHARD_SIZE_KEYS, shared_filter
-from rules.support.knob_values import number
-from rules.support.shard_groups import (
+from rules.shard_matrix.shard_groups import (
     MAX_SHARDS,
     ShardOptions,
     parse_yaml,
     shard_groups,
     shard_problem,
 )
-from rules.support.yaml_lines import ITEM, YamlLine
-from rules.support.yaml_scanner import scan
 
 _MAX_TEXT = 1_000_000  # larger files are judged from the patch alone
 _MAX_BLOCK = 3_000  # lines of one matrix block
 _FLOW_LIST_RE = re.compile(r"^\s*(?:-\s+)?([\"']?)([A-Za-z_][\w.-]*)\1\s*:\s*\[([^\[\]]*)\]$")
 _FLOW_ENTRY_RE = re.compile(r"^\s*\{[^{}]*\}")
-_COMMENT_RE = re.compile(r"(?:^|\s)#.*$")
 _MATRIX = frozenset({"matrix", "test-matrix"})
 _NEUTRAL = frozenset({"blank", "comment"})
 
 
 def _code(text: str) -> str:
-    return _COMMENT_RE.sub("", text[:MAX_LINE]).rstrip()
+    return code_part(text[:MAX_LINE]).rstrip()
 
 
 class ShardMatrix(Rule):
@@ -95,7 +98,7 @@ class ShardMatrix(Rule):
         counted = knob_filter((*sizes, "max-parallel", "parallelism"))
         union = shared_filter(ctx.config)
         for changed in ctx.files("workflow", "ci-config"):
-            if not changed.path.endswith((".yml", ".yaml")):
+            if not is_yaml(changed.path):
                 continue
             views: dict[str, dict[int, YamlLine] | None] = {}  # whole base/head, on need
             yield from self._coverage(changed, opts, views)

@@ -1,0 +1,10 @@
+"""Analyses shared by two or more rules, by topic; each package's `__init__` is its API.
+
+- `lines`: the known head lines of a file, a hunk's two sides, `#` comments on a line.
+- `yamlscan`: the YAML line scanner and the per-file scanned view.
+- `knobs`: knob names, values, settings, changes, categories, loosening, rationale.
+- `prtext`: the PR description: CI-fix intent, failure evidence, references, reasons.
+
+`memo.memoized` keeps what these compute per hunk or file with the snapshot. An
+analysis only one rule needs lives in that rule's package instead.
+"""

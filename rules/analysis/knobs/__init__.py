@@ -1,0 +1,24 @@
+"""Tuning knobs in a diff: names and their categories, values, the settings of a hunk
+paired old → new, whether a change loosens a check, and whether it is explained."""
+
+from rules.analysis.knobs.categories import (
+    CATEGORY_OPTIONS,
+    SHARD_SIZE_KEYS,
+    Categories,
+    configured_categories,
+    loosening_reported,
+    shared_filter,
+)
+from rules.analysis.knobs.changes import Change, hunk_changes, new_unit_lines
+from rules.analysis.knobs.looseness import loosening
+from rules.analysis.knobs.names import KnobFilter, knob_filter, normalize
+from rules.analysis.knobs.rationale import Description, adjacent_comment, value_lines
+from rules.analysis.knobs.settings import Setting, holds_yaml_keys
+from rules.analysis.knobs.values import number
+
+__all__ = [
+    "CATEGORY_OPTIONS", "SHARD_SIZE_KEYS", "Categories", "Change", "Description",
+    "KnobFilter", "Setting", "adjacent_comment", "configured_categories", "holds_yaml_keys",
+    "hunk_changes", "knob_filter", "loosening", "loosening_reported", "new_unit_lines",
+    "normalize", "number", "shared_filter", "value_lines",
+]

@@ -1,1 +1,0 @@
-"""Analysis helpers shared by several rules (pure functions over snapshot data)."""
