@@ -27,7 +27,8 @@ from bot.evidence.index import (
     FailureIndexError,
     JobQuery,
     JobRecord,
-    SqliteFailureIndex,
+    SqlFailureIndex,
+    open_failure_index,
     to_text,
 )
 from bot.evidence.needles import needles_for
@@ -88,8 +89,8 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _open(args: argparse.Namespace) -> SqliteFailureIndex:
-    return SqliteFailureIndex(args.db or os.environ.get("CI_STABILITY_DB") or DEFAULT_DB)
+def _open(args: argparse.Namespace) -> SqlFailureIndex:
+    return open_failure_index(args.db or os.environ.get("CI_STABILITY_DB") or DEFAULT_DB)
 
 
 # -- search ---------------------------------------------------------------------------------
@@ -195,7 +196,7 @@ def _backfill(args: argparse.Namespace, now: datetime, out: TextIO) -> int:
     return EXIT_OK
 
 
-def _github(args: argparse.Namespace, index: SqliteFailureIndex, now: datetime,
+def _github(args: argparse.Namespace, index: SqlFailureIndex, now: datetime,
             progress: StatusLine) -> str:
     owner, name = _split(args.github, "OWNER/REPO")
     token = _token("GITHUB_TOKEN", "GH_TOKEN")
@@ -209,7 +210,7 @@ def _github(args: argparse.Namespace, index: SqliteFailureIndex, now: datetime,
     return stats.summary()
 
 
-def _buildkite(args: argparse.Namespace, index: SqliteFailureIndex, now: datetime,
+def _buildkite(args: argparse.Namespace, index: SqlFailureIndex, now: datetime,
                progress: StatusLine) -> str:
     import aiohttp
 
