@@ -12,6 +12,7 @@ from rules.analysis.knobs import (
     Change,
     Description,
     KnobFilter,
+    MovedSettings,
     Setting,
     adjacent_comment,
     configured_categories,
@@ -19,8 +20,11 @@ from rules.analysis.knobs import (
     knob_filter,
     loosening,
     loosening_reported,
+    new_configuration,
     new_unit_lines,
+    scaffolding,
     shared_filter,
+    split_across_owners,
     value_lines,
 )
 from rules.analysis.lines import comment_text, known_lines
@@ -95,25 +99,29 @@ class KnobRationale(Rule):
         # What threshold-loosening reports is not asked about twice.
         categories = (configured_categories(ctx.config)
                       if loosening_reported(ctx.config) else None)
+        moved = MovedSettings(ctx.snapshot, union)
         for changed in ctx.files():
             if changed.status in ("added", "copied"):
                 continue  # a new config or test is reviewed as a whole, not as a retune
-            yield from self._file(changed, wanted, union, description, categories)
+            yield from self._file(changed, wanted, union, description, categories, moved)
 
     def _file(
         self, changed: ChangedFile, wanted: KnobFilter, union: KnobFilter,
-        description: Description, categories: Categories | None,
+        description: Description, categories: Categories | None, moved: MovedSettings,
     ) -> Iterator[Finding]:
         per_hunk: list[tuple[Hunk, list[Change]]] = []
         for hunk in changed.hunks:
             fresh = new_unit_lines(hunk)
             kept: list[Change] = []
-            for change in hunk_changes(changed, hunk, union):
+            for change in split_across_owners(changed, hunk_changes(changed, hunk, union)):
                 new = change.new
                 if new is None or not new.literal or not wanted(new.name) or not change.is_change:
                     continue
-                if change.old is None and new.line in fresh:
-                    continue  # a knob of a brand-new test/step is not a retune
+                if change.old is None and (new.line in fresh
+                                           or new_configuration(changed, new, moved)):
+                    continue  # a knob of a brand-new entry, or one that moved, is no retune
+                if scaffolding(changed, new):
+                    continue  # a value on a mock in a unit test is the test's setup
                 if categories is not None and loosening(change, categories, True):
                     continue  # threshold-loosening warns about it, with the same question
                 kept.append(change)
