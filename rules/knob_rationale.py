@@ -22,6 +22,7 @@ from rules.analysis.knobs import (
     loosening_reported,
     new_configuration,
     new_unit_lines,
+    number,
     scaffolding,
     shared_filter,
     split_across_owners,
@@ -42,6 +43,14 @@ def _subjects(change: Change) -> list[str]:
     subjects = [setting.name, setting.raw]
     subjects += [v for v in (setting.value,) if len(v) >= 3 and any(ch.isdigit() for ch in v)]
     return subjects
+
+
+def _shortened_timeout(change: Change, categories: Categories | None) -> bool:
+    old, new = change.old, change.new
+    if old is None or new is None or (categories or Categories()).kind(new.name) != "timeout":
+        return False
+    before, after = number(old.value), number(new.value)
+    return before is not None and after is not None and 0 < after < before
 
 
 class KnobRationale(Rule):
@@ -71,8 +80,12 @@ class KnobRationale(Rule):
       --max-num-batched-tokens 32768
     ```
 
-    Knobs of a new file, or of a new test, step or job added whole, are not asked about
-    (that is new configuration, not a retune). Loosened gates, tolerances, timeouts and
+    Knobs of a new file, or of a new test, step, job, list item or config entry added
+    whole, are not asked about (that is new configuration, not a retune), nor are
+    settings that only moved (the same value removed elsewhere in the PR), values set on
+    mocks in unit tests, or shortened timeouts (a limit that is too short fails loudly).
+    Values are compared within one entry: a deleted test's threshold is not paired with
+    the next test's. Loosened gates, tolerances, timeouts and
     sample counts are left to `threshold-loosening`, which warns about them anyway. A
     comment explaining one change also covers the same old → new change repeated in the
     same file (one decorator per test). Commented-out code and pragmas are not reasons.
@@ -124,6 +137,8 @@ class KnobRationale(Rule):
                     continue  # a value on a mock in a unit test is the test's setup
                 if categories is not None and loosening(change, categories, True):
                     continue  # threshold-loosening warns about it, with the same question
+                if _shortened_timeout(change, categories):
+                    continue  # a shorter limit fails loudly if it is wrong; nothing hides
                 kept.append(change)
             if kept:
                 per_hunk.append((hunk, kept))

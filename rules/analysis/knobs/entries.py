@@ -17,7 +17,9 @@ from rules.analysis.memo import memoized
 
 _DEF_RE = re.compile(r"^\s*(?:async\s+)?(?:def|class)\s+(\w+)")
 # A YAML list item that is a mapping, or a flow mapping item.
-_ITEM_RE = re.compile(r"^\s*-\s+(?:[\"']?[\w.$/-]+[\"']?\s*:(?:\s|$)|\{)")
+_ITEM_RE = re.compile(r"^\s*-\s+(?:[\"']?[\w.$/<-]+[\"']?\s*:(?:\s|$)|\{|&\S+\s*$)")
+# A key whose value is a mapping on the following lines (`gpt: {`, `env_vars:`).
+_KEYED_OPENER_RE = re.compile(r"^\s*[\"']?[\w.$/-]+[\"']?\s*[:=]\s*(?:\{|dict\(|&\S+)?\s*$")
 # An element of a JSON/Python list: an object, a tuple, a call building one.
 _ELEMENT_RE = re.compile(r"^\s*(?:[{(]|dict\(|(?:pytest\.)?param\()")
 _NUMBER_RE = re.compile(r"\d+(?:\.\d+)?")
@@ -120,11 +122,18 @@ def in_new_entry(changed: ChangedFile, number: int) -> bool:
     text = side.texts.get(number)
     if text is None:
         return False
+    if changed.path.endswith(".json"):
+        # JSON is often indented loosely: its objects are found by their braces.
+        opener = _json_object(side, number)
+        return opener is not None and opener in side.changed
     for n in (number, *_ancestors(side, number)):
         line = side.texts[n]
         top = _indent(line) == 0
         if n == number and not (_ITEM_RE.match(line) or _ELEMENT_RE.match(line)):
             continue  # the setting's own line opens nothing (unless it is a list item)
+        if n != number and _KEYED_OPENER_RE.match(line) and _among_entries(side, n):
+            # a named entry of a collection of configs (`'gpt': {` next to `'default': {`)
+            return n in side.changed and _identity(line) not in _removed_identities(changed)
         if _opens_entry(line, python, top):
             if n not in side.changed:
                 return False
@@ -135,6 +144,49 @@ def in_new_entry(changed: ChangedFile, number: int) -> bool:
     return False
 
 
+def _among_entries(side: _Side, number: int) -> bool:
+    """Whether a keyed mapping has a sibling that is a keyed mapping too: then the keys
+    name entries (configs, models), not the sections of one entry."""
+    indent = _indent(side.texts[number])
+    k = bisect_left(side.numbers, number)
+    for step in (-1, 1):
+        j = k + step
+        while 0 <= j < len(side.numbers) and abs(j - k) < 400:
+            text = side.texts[side.numbers[j]]
+            j += step
+            if _skip(text):
+                continue
+            width = _indent(text)
+            if width < indent:
+                break
+            if width == indent and _KEYED_OPENER_RE.match(text):
+                return True
+    return False
+
+
+def _json_object(side: _Side, number: int) -> int | None:
+    """The line opening the array element (an object) that holds head line `number`."""
+    depth = 0
+    k = bisect_left(side.numbers, number) - 1
+    stop = max(-1, k - _MAX_WALK)
+    while k > stop:
+        n = side.numbers[k]
+        k -= 1
+        code = _STRING_RE.sub('""', side.texts[n])
+        for at in range(len(code) - 1, -1, -1):
+            ch = code[at]
+            if ch in "}]":
+                depth += 1
+            elif ch in "{[":
+                if depth:
+                    depth -= 1
+                    continue
+                # An element of an array: nothing but brackets and commas before it.
+                return n if ch == "{" and not code[:at].strip(" \t,}[") else None
+    return None
+
+
+_STRING_RE = re.compile(r'"(?:[^"\\]|\\.)*"')
 _ROOT_RE = re.compile(r"[A-Za-z_]\w*")
 
 
