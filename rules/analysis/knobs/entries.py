@@ -159,8 +159,9 @@ def _among_entries(side: _Side, number: int) -> bool:
             width = _indent(text)
             if width < indent:
                 break
-            if width == indent and _KEYED_OPENER_RE.match(text):
-                return True
+            if width == indent and (_KEYED_OPENER_RE.match(text)
+                                    or text.strip().rstrip(",") in ("}", ")")):
+                return True  # a keyed mapping, or the end of one (`},`)
     return False
 
 
