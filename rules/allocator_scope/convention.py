@@ -17,7 +17,9 @@ _MAX_SIBLINGS = 32
 
 
 def _pattern(var: str, value: str) -> re.Pattern[str]:
-    return re.compile(rf"{re.escape(var)}[\"'\]]{{0,3}}\s*[:=,]\s*[\"']?{re.escape(value)}(?![\w.])")
+    quoted_key = r"[\"'\]]{0,3}"  # `VAR:`, `"VAR":`, `os.environ["VAR"] =`
+    return re.compile(
+        rf"{re.escape(var)}{quoted_key}\s*[:=,]\s*[\"']?{re.escape(value)}(?![\w.])")
 
 
 def moved(snapshot: PullRequestSnapshot, path: str, var: str, value: str) -> bool:
