@@ -84,12 +84,20 @@ def owner(changed: ChangedFile, head: bool, number: int) -> str:
     """The function or class a Python line belongs to ("" when unknown or none)."""
     if not changed.path.endswith((".py", ".pyi")):
         return ""
+    if not _edits_definitions(changed):
+        return ""  # the same functions on both sides: a hunk's pairs stay within one
     side = _side(changed, head)
     for n in _ancestors(side, number):
         match = _DEF_RE.match(side.texts[n])
         if match:
             return match.group(1)
     return ""
+
+
+@memoized
+def _edits_definitions(changed: ChangedFile) -> bool:
+    return any(_DEF_RE.match(line.text) for hunk in changed.hunks for line in hunk.lines
+               if line.kind is not LineKind.CONTEXT)
 
 
 def _opens_entry(text: str, python: bool, top: bool) -> bool:
