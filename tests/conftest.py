@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 from bot.core.snapshot import PullRequestSnapshot
 from bot.sources.prjson import snapshot_from_pr_data
+from tests.pg import PgServer
 
 # No per-example deadline anywhere: a shared, loaded CI machine must not turn a slow
 # example into a failure (timing belongs in bench/). On CI the examples are also
@@ -51,3 +54,17 @@ def make_snapshot(
             entry["contents"] = {"base": base, "head": head}
         entries.append(entry)
     return snapshot_from_pr_data({"title": title, "body": body, "files": entries})
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[PgServer]:
+    """The real PostgreSQL, one fresh database per session (tests/pg.py)."""
+    server = PgServer()
+    yield server
+    server.drop()
+
+
+@pytest.fixture
+def pg_url(pg_server: PgServer) -> str:
+    """A `postgresql://` URL of the session database with the store's tables empty."""
+    return pg_server.url()

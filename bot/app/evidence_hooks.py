@@ -12,7 +12,7 @@ from bot.core.report import Report
 from bot.core.snapshot import PullRequestSnapshot
 from bot.evidence import actions
 from bot.evidence.duplicates import FilesCache, attach_duplicates, find_duplicates
-from bot.evidence.index import SqliteFailureIndex
+from bot.evidence.index import open_failure_index
 from bot.evidence.lookup import evidence_decorator, index_digest, prior_failing_runs
 from bot.evidence.records import FailureIndex
 from bot.evidence.section import runs_reply as render_reply
@@ -26,9 +26,9 @@ Enrich = Callable[[Report, PullRequestSnapshot], Flow[Report]]
 
 
 def failure_index(ctx: AppContext) -> FailureIndex:
-    """The index, opened on first use in the App's database file."""
+    """The index, opened on first use in the App's database (file or PostgreSQL)."""
     if ctx.failure_index is None:
-        ctx.failure_index = SqliteFailureIndex(ctx.settings.db_path)
+        ctx.failure_index = open_failure_index(ctx.settings.db_path)
     return ctx.failure_index
 
 

@@ -14,9 +14,16 @@ dead-lettered before the handler sees it.
 Debounce: a delivery with a `group_key` ("owner/repo#7") is superseded, not handled,
 when a later delivery of the same group exists, so only the newest push is reviewed.
 
-With several processes on one store, `requeue_running()` at start would take back
-deliveries that another live process is running; run one `serve` per database
-(a shared PostgreSQL store would need claim leases instead).
+Several replicas (a shared PostgreSQL store): claims are leased and renewed every
+third of the lease while the handler runs; a replica that dies stops renewing and
+another takes the delivery over when the lease runs out. Only a store no one else
+works (`store.shared` false: SQLite, one `serve` per file) takes back, at start, what
+was left running. Deliveries about one pull request run one at a time across all
+replicas (a PR lease, renewed with the delivery's): one that finds its PR busy is
+handed back for a moment, uncounted, and is then usually superseded by the newer one.
+
+Drain (SIGTERM): `stop()` stops claiming, lets running handlers finish for a while,
+then hands back what is left (uncounted), so a rolling restart costs no attempt.
 """
 
 from __future__ import annotations
@@ -29,7 +36,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from bot.app.delivery_fields import delivery_fields
+from bot.app.delivery_fields import DeliveryFields, delivery_fields
 from bot.app.jsonlog import log_context
 from bot.app.metrics import Metrics
 from bot.errors import PermanentError, RetryableError
@@ -43,6 +50,9 @@ Backoff = Callable[[int], float]
 
 RETENTION_SECONDS = 7 * 24 * 3600  # longer than GitHub's 3-day redelivery window
 PRUNE_EVERY_SECONDS = 3600
+# Events whose handlers review (or change what a review shows on) one pull request.
+PER_PR_EVENTS = frozenset({"pull_request", "check_run", "check_suite", "issue_comment"})
+PR_BUSY_RETRY_SECONDS = 1.0
 
 
 def exponential_backoff(
@@ -86,17 +96,32 @@ class Worker:
         self._wake = asyncio.Event()
         self._stopping = False
         self._tasks: list[asyncio.Task[None]] = []
+        self._heartbeat: asyncio.Task[None] | None = None
         self._last_prune = 0.0
+        self._held: set[str] = set()  # deliveries this process is running
+        self.last_beat = time.monotonic()  # liveness: the loop keeps renewing
+
+    @property
+    def draining(self) -> bool:
+        return self._stopping
 
     async def start(self) -> None:
-        recovered = self.store.requeue_running()
-        if recovered:
-            log.warning("requeued deliveries left running by a previous process",
-                        extra={"count": recovered})
+        if not self.store.shared:
+            recovered = self.store.requeue_running()
+            if recovered:
+                log.warning("requeued deliveries left running by a previous process",
+                            extra={"count": recovered})
         self._stopping = False
+        loop = asyncio.get_running_loop()
+
+        def wake() -> None:  # called on the store's listener thread
+            loop.call_soon_threadsafe(self.notify)
+
+        self.store.listen(wake)
         self._tasks = [
             asyncio.create_task(self._run(), name=f"worker-{i}") for i in range(self.concurrency)
         ]
+        self._heartbeat = asyncio.create_task(self._renew_leases(), name="lease-renewal")
 
     def notify(self) -> None:
         """A delivery was queued: wake idle workers now instead of at the next poll."""
@@ -106,15 +131,36 @@ class Worker:
         """Let running handlers finish (up to `timeout`), then cancel what is left."""
         self._stopping = True
         self._wake.set()
-        if not self._tasks:
-            return
-        _, pending = await asyncio.wait(self._tasks, timeout=timeout)
-        for task in pending:
-            task.cancel()
-        for task in pending:
+        if self._tasks:
+            _, pending = await asyncio.wait(self._tasks, timeout=timeout)
+            for task in pending:
+                task.cancel()
+            for task in pending:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+            self._tasks = []
+        if self._heartbeat is not None:
+            self._heartbeat.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await task
-        self._tasks = []
+                await self._heartbeat
+            self._heartbeat = None
+
+    async def _renew_leases(self) -> None:
+        interval = max(0.05, self.store.lease_seconds / 3)
+        while True:
+            await asyncio.sleep(interval)
+            self.last_beat = time.monotonic()
+            if not self._held:
+                continue
+            try:
+                held = self.store.renew(sorted(self._held), self.clock())
+            except Exception:
+                log.exception("could not renew leases")  # retried at the next beat
+                continue
+            if held < len(self._held):
+                log.warning("lost the lease of a running delivery (this replica was paused "
+                            "longer than the lease)", extra={"held": held,
+                                                             "running": len(self._held)})
 
     async def run_once(self) -> bool:
         """Claim and process one runnable delivery; False when none is due."""
@@ -165,7 +211,20 @@ class Worker:
                 log.info("superseded by a newer delivery for the same pull request")
                 return
             assert isinstance(payload, dict)  # `problem` is None only for an object
-            await self._handle(d, payload)
+            pr = _pull_request(d, fields)
+            if pr is not None and not self.store.lease_pr(*pr, d.id, self.clock()):
+                self.store.release(d.id, self.clock() + PR_BUSY_RETRY_SECONDS,
+                                   "waiting: the pull request is being reviewed elsewhere")
+                self._count(d, "deferred")
+                log.info("pull request busy; delivery handed back for a moment")
+                return
+            self._held.add(d.id)
+            try:
+                await self._handle(d, payload)
+            finally:
+                self._held.discard(d.id)
+                if pr is not None:
+                    self.store.release_pr(*pr, d.id)
 
     async def _handle(self, d: Delivery, payload: dict[str, Any]) -> None:
         started = time.monotonic()
@@ -178,8 +237,8 @@ class Worker:
         except TimeoutError:
             self._retry(d, f"handler timed out after {self.handler_timeout:g}s", None)
         except asyncio.CancelledError:
-            # Shutdown: hand the delivery back so the next start runs it again.
-            self.store.fail(d.id, "interrupted by shutdown", self.clock())
+            # Drain: hand the delivery back, uncounted, for this or another replica.
+            self.store.release(d.id, self.clock(), "interrupted by shutdown")
             raise
         except Exception as exc:
             log.exception("handler failed")
@@ -217,6 +276,12 @@ class Worker:
         removed = self.store.prune(now - RETENTION_SECONDS)
         if removed:
             log.info("pruned finished deliveries", extra={"count": removed})
+
+
+def _pull_request(d: Delivery, fields: DeliveryFields) -> tuple[str, int] | None:
+    if d.event in PER_PR_EVENTS and fields.repo and fields.number:
+        return fields.repo, fields.number
+    return None
 
 
 def _parsed(d: Delivery) -> tuple[object, str | None]:

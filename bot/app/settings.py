@@ -16,6 +16,8 @@ from urllib.parse import urlsplit
 from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey
 from cryptography.hazmat.primitives.serialization import load_pem_private_key
 
+from bot.store import redacted_url, url_password
+
 DEFAULT_API_URL = "https://api.github.com"
 DEFAULT_DB = "./ci-stability.db"
 DEFAULT_PORT = 8080
@@ -44,6 +46,10 @@ class Settings:
     buildkite_webhook_token: str | None = field(default=None, repr=False)
     buildkite_api_token: str | None = field(default=None, repr=False)
     workers: int = 2
+    # A claim not renewed for this long is taken over by another replica.
+    lease_seconds: float = 60.0
+    # SIGTERM: how long running reviews may finish before they are handed back.
+    drain_seconds: float = 30.0
     debounce_seconds: float = 5.0
     max_attempts: int = 5
     buildkite_api_url: str = "https://api.buildkite.com"
@@ -54,7 +60,7 @@ class Settings:
         # Says which secrets are set without a single character of them.
         return (
             f"Settings(app_id={self.app_id}, api_url={self.api_url!r}, "
-            f"db_path={self.db_path!r}, port={self.port}, workers={self.workers}, "
+            f"db_path={redacted_url(self.db_path)!r}, port={self.port}, workers={self.workers}, "
             f"debounce_seconds={self.debounce_seconds}, max_attempts={self.max_attempts}, "
             f"private_key=<redacted>, webhook_secret=<redacted>, "
             f"buildkite_webhook_token={_presence(self.buildkite_webhook_token)}, "
@@ -68,7 +74,7 @@ class Settings:
         """Every secret value, for the log redaction filter."""
         values = (
             self.private_key, self.webhook_secret,
-            self.buildkite_webhook_token, self.buildkite_api_token,
+            self.buildkite_webhook_token, self.buildkite_api_token, url_password(self.db_path),
         )
         return tuple(v for v in values if v)
 
@@ -90,6 +96,8 @@ class Settings:
         workers = reader.parse("CI_STABILITY_WORKERS", _int_between(0, 64))
         debounce = reader.parse("CI_STABILITY_DEBOUNCE_SECONDS", _seconds)
         attempts = reader.parse("CI_STABILITY_MAX_ATTEMPTS", _int_between(1, 100))
+        lease = reader.parse("CI_STABILITY_LEASE_SECONDS", _lease)
+        drain = reader.parse("CI_STABILITY_DRAIN_SECONDS", _seconds)
         buildkite_url = reader.parse("BUILDKITE_API_URL", _http_url)
         bot_login = reader.raw("CI_STABILITY_BOT_LOGIN")
         if bot_login is not None and not bot_login.endswith("[bot]"):
@@ -111,6 +119,8 @@ class Settings:
             workers=2 if workers is None else workers,
             debounce_seconds=5.0 if debounce is None else debounce,
             max_attempts=5 if attempts is None else attempts,
+            lease_seconds=60.0 if lease is None else lease,
+            drain_seconds=30.0 if drain is None else drain,
             buildkite_api_url=buildkite_url or "https://api.buildkite.com",
             bot_login=bot_login or "ci-stability-bot[bot]",
         )
@@ -173,6 +183,13 @@ def _seconds(text: str) -> float:
     if not 0 <= number <= 3600:
         raise ValueError("expected a number of seconds from 0 to 3600")
     return number
+
+
+def _lease(text: str) -> float:
+    seconds = _seconds(text)
+    if seconds < 1:
+        raise ValueError("expected at least 1 second")
+    return seconds
 
 
 def _http_url(text: str) -> str:

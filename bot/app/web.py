@@ -50,6 +50,7 @@ _EVENT_NAME = re.compile(r"[a-z_]{1,64}")
 
 STORE_KEY = web.AppKey("store", Store)
 METRICS_KEY = web.AppKey("metrics", Metrics)
+WORKER_KEY = web.AppKey("worker", Worker)
 
 
 accepts_default = accepts  # the default event filter: bot/app/events.py
@@ -98,8 +99,11 @@ def build_web_app(
     app = web.Application(client_max_size=max_body_bytes)
     app[STORE_KEY] = store
     app[METRICS_KEY] = metrics
+    if worker is not None:
+        app[WORKER_KEY] = worker
     app.router.add_post("/webhook", intake.webhook)
     app.router.add_get("/healthz", healthz)
+    app.router.add_get("/healthz/live", liveness)
     app.router.add_get("/metrics", metrics_page)
 
     async def close_committer(_: web.Application) -> None:
@@ -242,7 +246,10 @@ def _parse_payload(body: bytes, content_type: str) -> tuple[Any, bytes]:
 
 
 async def healthz(request: web.Request) -> web.Response:
+    """Readiness: 200 while this replica takes webhooks and work; 503 when its store is
+    unreachable or it is draining (SIGTERM), so a load balancer sends webhooks elsewhere."""
     store = request.app[STORE_KEY]
+    worker = request.app.get(WORKER_KEY)
     try:
         reachable = store.ping()
         counts = store.counts() if reachable else None
@@ -250,12 +257,25 @@ async def healthz(request: web.Request) -> web.Response:
         reachable, counts = False, None
     if not reachable or counts is None:
         return web.json_response({"status": "unavailable", "store": "unreachable"}, status=503)
+    draining = worker is not None and worker.draining
     return web.json_response({
-        "status": "ok",
+        "status": "draining" if draining else "ok",
         "store": "ok",
         "queue": counts,
         "dead_letters": counts.get("dead", 0),
-    })
+    }, status=503 if draining else 200)
+
+
+async def liveness(request: web.Request) -> web.Response:
+    """Liveness: the process answers and its lease renewal keeps beating. It never asks
+    the database (a database outage is no reason to restart every replica)."""
+    worker = request.app.get(WORKER_KEY)
+    if worker is not None and not worker.draining:
+        silent = time.monotonic() - worker.last_beat
+        if silent > 3 * worker.store.lease_seconds:
+            return web.json_response({"status": "stalled", "beat_age_s": round(silent, 1)},
+                                     status=503)
+    return web.json_response({"status": "alive"})
 
 
 async def metrics_page(request: web.Request) -> web.Response:

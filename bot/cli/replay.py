@@ -21,7 +21,7 @@ from bot.app.compose import build_handler
 from bot.app.metrics import Metrics
 from bot.app.settings import Settings, SettingsError
 from bot.errors import PermanentError, RetryableError
-from bot.store import connect
+from bot.store import open_store
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -36,7 +36,7 @@ async def _replay(settings: Settings, event: str, body: bytes, delivery_id: str)
     payload = json.loads(body)
     if not isinstance(payload, dict):
         return f"the payload is a JSON {type(payload).__name__}, not an object; nothing done"
-    store = connect(settings.db_path)
+    store = open_store(settings.db_path, settings.lease_seconds)
     handler = build_handler(settings, store, Metrics())
     try:
         now = time.time()

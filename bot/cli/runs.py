@@ -17,6 +17,7 @@ from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 from typing import Any, NoReturn, TextIO
 
+from bot.cli.terminal import StatusLine
 from bot.core.snapshot import ChangedFile, PullRequestSnapshot
 from bot.evidence.actions_backfill import backfill_github
 from bot.evidence.buildkite_backfill import backfill_buildkite
@@ -26,7 +27,8 @@ from bot.evidence.index import (
     FailureIndexError,
     JobQuery,
     JobRecord,
-    SqliteFailureIndex,
+    SqlFailureIndex,
+    open_failure_index,
     to_text,
 )
 from bot.evidence.needles import needles_for
@@ -87,8 +89,8 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _open(args: argparse.Namespace) -> SqliteFailureIndex:
-    return SqliteFailureIndex(args.db or os.environ.get("CI_STABILITY_DB") or DEFAULT_DB)
+def _open(args: argparse.Namespace) -> SqlFailureIndex:
+    return open_failure_index(args.db or os.environ.get("CI_STABILITY_DB") or DEFAULT_DB)
 
 
 # -- search ---------------------------------------------------------------------------------
@@ -150,24 +152,6 @@ def _job_text(job: JobRecord) -> str:
 
 
 # -- backfill -------------------------------------------------------------------------------
-class _Progress:
-    """One self-overwriting status line on a terminal; silent otherwise."""
-
-    def __init__(self, stream: TextIO) -> None:
-        self.stream = stream
-        self.live = stream.isatty()
-
-    def __call__(self, text: str) -> None:
-        if self.live:
-            self.stream.write("\r\x1b[2K" + text[:200])
-            self.stream.flush()
-
-    def done(self) -> None:
-        if self.live:
-            self.stream.write("\r\x1b[2K")
-            self.stream.flush()
-
-
 def _token(*names: str) -> str:
     for name in names:
         value = os.environ.get(name, "").strip()
@@ -188,7 +172,7 @@ def _backfill(args: argparse.Namespace, now: datetime, out: TextIO) -> int:
         raise _UsageError("backfill needs --github OWNER/REPO or --buildkite ORG/PIPELINE")
     if args.workflow and not args.github:
         raise _UsageError("--workflow only applies to --github")
-    progress = _Progress(sys.stderr)
+    progress = StatusLine(sys.stderr)
     index = _open(args)
     try:
         if args.github:
@@ -212,8 +196,8 @@ def _backfill(args: argparse.Namespace, now: datetime, out: TextIO) -> int:
     return EXIT_OK
 
 
-def _github(args: argparse.Namespace, index: SqliteFailureIndex, now: datetime,
-            progress: _Progress) -> str:
+def _github(args: argparse.Namespace, index: SqlFailureIndex, now: datetime,
+            progress: StatusLine) -> str:
     owner, name = _split(args.github, "OWNER/REPO")
     token = _token("GITHUB_TOKEN", "GH_TOKEN")
     base_url = os.environ.get("GITHUB_API_URL", "").strip() or "https://api.github.com"
@@ -226,8 +210,8 @@ def _github(args: argparse.Namespace, index: SqliteFailureIndex, now: datetime,
     return stats.summary()
 
 
-def _buildkite(args: argparse.Namespace, index: SqliteFailureIndex, now: datetime,
-               progress: _Progress) -> str:
+def _buildkite(args: argparse.Namespace, index: SqlFailureIndex, now: datetime,
+               progress: StatusLine) -> str:
     import aiohttp
 
     org, pipeline = _split(args.buildkite, "ORG/PIPELINE")

@@ -29,7 +29,7 @@ from bot.app.metrics import Metrics
 from bot.app.queue import Handler, Worker
 from bot.app.settings import Settings, SettingsError
 from bot.app.web import build_web_app
-from bot.store import Store, StoreError, connect
+from bot.store import Store, StoreError, open_store, redacted_url
 
 log = logging.getLogger("bot.serve")
 
@@ -88,9 +88,10 @@ async def serve(
     settings: Settings, host: str, port: int, handler_factory: HandlerFactory | None = None,
     stop: asyncio.Event | None = None,
 ) -> None:
-    """Run until SIGTERM/SIGINT (or `stop` is set), then shut down in order: stop
-    taking webhooks, let running handlers finish, close the store."""
-    store = connect(settings.db_path)
+    """Run until SIGTERM/SIGINT (or `stop` is set), then drain in order: report not
+    ready and stop claiming, let running handlers finish (`drain_seconds`; what is left
+    is handed back for another replica), stop taking webhooks, close the store."""
+    store = open_store(settings.db_path, settings.lease_seconds)
     metrics = Metrics()
     try:
         handler = await _make_handler(handler_factory or build_handler,
@@ -107,13 +108,18 @@ async def serve(
             site = web.TCPSite(runner, host, port)
             await site.start()
             log.info("listening", extra={"host": host, "port": _bound_port(runner, port),
-                                         "workers": settings.workers, "db": settings.db_path})
+                                         "workers": settings.workers,
+                                         "db": redacted_url(settings.db_path),
+                                         "replica": store.owner})
             await worker.start()
             await _wait_for_signal(stop or asyncio.Event())
-            log.info("stopping: no new webhooks; waiting for running deliveries")
+            # Webhooks are still taken while draining: they are durable, and a shared
+            # queue's other replicas pick them up.
+            log.info("draining: not ready, no new claims; waiting for running deliveries")
+            await worker.stop(settings.drain_seconds)
         finally:
+            await worker.stop(0)
             await runner.cleanup()
-        await worker.stop()
         await _close(handler)
     finally:
         store.close()

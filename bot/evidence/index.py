@@ -2,16 +2,17 @@
 
 Passing jobs are kept because only they tell a flaky failure (failed, then passed on
 the same commit) from a broken one. Callers depend on the `FailureIndex` protocol;
-`SqliteFailureIndex` is the embedded default. Its tables carry a `ci_` prefix and
-their own schema-version row, so they can share a database file with the App's
-store (which versions itself with `PRAGMA user_version`) without either migration
-touching the other. No method reads the clock: times come in as arguments.
+`SqlFailureIndex` runs the same queries on SQLite (`SqliteFailureIndex`, the embedded
+default) and PostgreSQL (`PostgresFailureIndex`, beside the replicas' store), through
+bot/store/db.py; `open_failure_index` picks by the target. Its tables carry a `ci_`
+prefix and their own schema-version row, so they can share a database with the App's
+store without either migration touching the other. No method reads the clock: times
+come in as arguments.
 """
 
 from __future__ import annotations
 
 import sqlite3
-import threading
 from dataclasses import fields
 from datetime import datetime
 from pathlib import Path
@@ -30,11 +31,12 @@ from bot.evidence.records import (
     from_text,
     to_text,
 )
+from bot.store.db import DB_ERRORS, Db, is_postgres_url, open_postgres, redacted_url
 
 __all__ = [
     "FAILED", "PASSED", "PROVIDERS", "SCHEMA_VERSION", "Coverage", "FailureIndex",
-    "FailureIndexError", "JobQuery", "JobRecord", "RunRecord", "SqliteFailureIndex",
-    "from_text", "to_text",
+    "FailureIndexError", "JobQuery", "JobRecord", "PostgresFailureIndex", "RunRecord",
+    "SqlFailureIndex", "SqliteFailureIndex", "from_text", "open_failure_index", "to_text",
 ]
 
 
@@ -86,35 +88,39 @@ class FailureIndexError(Exception):
     """The index database cannot be opened or has a newer schema than this code."""
 
 
-class SqliteFailureIndex:
-    """`FailureIndex` on stdlib sqlite3 in WAL mode; safe to share across threads."""
+def open_failure_index(target: str | Path) -> SqlFailureIndex:
+    """PostgreSQL for a `postgresql://` URL, else a SQLite file at that path."""
+    if is_postgres_url(str(target)):
+        return PostgresFailureIndex(str(target))
+    return SqliteFailureIndex(target)
 
-    def __init__(self, path: str | Path) -> None:
-        self.path = str(path)
-        try:
-            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA busy_timeout=5000")
-            self._lock = threading.Lock()
-            self._migrate()
-        except sqlite3.Error as exc:
-            raise FailureIndexError(f"cannot open the failure index at {self.path}: {exc}") from exc
+
+class SqlFailureIndex:
+    """`FailureIndex` on either backend; safe to share across threads."""
+
+    def __init__(self, db: Db, where: str) -> None:
+        self._db = db
+        self.path = where
+        self._migrate()
 
     def _migrate(self) -> None:
-        with self._lock:
-            self._db.executescript(_SCHEMA)
-            row = self._db.execute(
+        with self._db.transaction() as db:
+            if db.postgres:  # replicas starting together create the tables once
+                db.execute("SELECT pg_advisory_xact_lock(hashtext('ci_schema'))")
+            db.executescript([s for s in _SCHEMA.split(";") if s.strip()])
+            row = db.execute(
                 "SELECT version FROM ci_schema WHERE name = 'failure_index'"
             ).fetchone()
             if row is None:
-                self._db.execute(
-                    "INSERT OR IGNORE INTO ci_schema (name, version) VALUES ('failure_index', ?)",
+                db.execute(
+                    "INSERT INTO ci_schema (name, version) VALUES ('failure_index', ?)"
+                    " ON CONFLICT (name) DO NOTHING",
                     (SCHEMA_VERSION,),
                 )
             elif int(row[0]) == 1:
                 # Version 2 added the root cause's chain (what it explains).
-                self._db.execute("ALTER TABLE ci_jobs ADD COLUMN chain TEXT")
-                self._db.execute(
+                db.execute("ALTER TABLE ci_jobs ADD COLUMN chain TEXT")
+                db.execute(
                     "UPDATE ci_schema SET version = ? WHERE name = 'failure_index'",
                     (SCHEMA_VERSION,),
                 )
@@ -125,8 +131,7 @@ class SqliteFailureIndex:
                 )
 
     def close(self) -> None:
-        with self._lock:
-            self._db.close()
+        self._db.close()
 
     # -- writes ---------------------------------------------------------------------------
     def upsert_run(self, run: RunRecord, *, now: datetime) -> None:
@@ -150,7 +155,8 @@ class SqliteFailureIndex:
             elif name in _KEEP_IF_EMPTY:
                 updates.append(f"{name} = COALESCE(NULLIF(excluded.{name}, ''), {table}.{name})")
             elif name == "jobs_complete":
-                updates.append(f"{name} = MAX(excluded.{name}, {table}.{name})")
+                greatest = "GREATEST" if self._db.postgres else "MAX"
+                updates.append(f"{name} = {greatest}(excluded.{name}, {table}.{name})")
             else:
                 updates.append(f"{name} = excluded.{name}")
         sql = (
@@ -158,70 +164,58 @@ class SqliteFailureIndex:
             f"VALUES ({', '.join('?' for _ in names)}) "
             f"ON CONFLICT ({', '.join(key)}) DO UPDATE SET {', '.join(updates)}"
         )
-        with self._lock:
-            self._db.execute(sql, [values[n] for n in names])
+        self._db.execute(sql, [values[n] for n in names])
 
     def prune(self, older_than: datetime) -> int:
         """Delete runs and jobs that finished (or, unfinished, were ingested) before then."""
         cutoff = to_text(older_than)
-        with self._lock:
-            self._db.execute("BEGIN")
-            try:
-                deleted = self._db.execute(
-                    "DELETE FROM ci_jobs WHERE COALESCE(finished_at, ingested_at) < ?", (cutoff,)
-                ).rowcount
-                self._db.execute(
-                    "DELETE FROM ci_runs WHERE COALESCE(finished_at, ingested_at) < ?", (cutoff,)
-                )
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+        with self._db.transaction() as db:
+            deleted = db.execute(
+                "DELETE FROM ci_jobs WHERE COALESCE(finished_at, ingested_at) < ?", (cutoff,)
+            ).rowcount
+            db.execute(
+                "DELETE FROM ci_runs WHERE COALESCE(finished_at, ingested_at) < ?", (cutoff,)
+            )
         return int(deleted)
 
     def set_cursor(self, source: str, value: str, *, now: datetime) -> None:
-        with self._lock:
-            self._db.execute(
-                "INSERT INTO ci_cursors (source, value, updated_at) VALUES (?, ?, ?) "
-                "ON CONFLICT (source) DO UPDATE SET value = excluded.value, "
-                "updated_at = excluded.updated_at",
-                (source, value, to_text(now)),
-            )
+        self._db.execute(
+            "INSERT INTO ci_cursors (source, value, updated_at) VALUES (?, ?, ?) "
+            "ON CONFLICT (source) DO UPDATE SET value = excluded.value, "
+            "updated_at = excluded.updated_at",
+            (source, value, to_text(now)),
+        )
 
     # -- reads ----------------------------------------------------------------------------
     def get_cursor(self, source: str) -> str | None:
-        with self._lock:
-            row = self._db.execute(
-                "SELECT value FROM ci_cursors WHERE source = ?", (source,)
-            ).fetchone()
+        row = self._db.execute(
+            "SELECT value FROM ci_cursors WHERE source = ?", (source,)
+        ).fetchone()
         return None if row is None else str(row[0])
 
     def has_job(self, provider: str, job_id: str, attempt: int) -> bool:
-        with self._lock:
-            row = self._db.execute(
-                "SELECT 1 FROM ci_jobs WHERE provider = ? AND job_id = ? AND attempt = ?",
-                (provider, job_id, attempt),
-            ).fetchone()
+        row = self._db.execute(
+            "SELECT 1 FROM ci_jobs WHERE provider = ? AND job_id = ? AND attempt = ?",
+            (provider, job_id, attempt),
+        ).fetchone()
         return row is not None
 
     def run_complete(self, provider: str, run_id: str) -> bool:
-        with self._lock:
-            row = self._db.execute(
-                "SELECT jobs_complete FROM ci_runs WHERE provider = ? AND run_id = ?",
-                (provider, run_id),
-            ).fetchone()
+        row = self._db.execute(
+            "SELECT jobs_complete FROM ci_runs WHERE provider = ? AND run_id = ?",
+            (provider, run_id),
+        ).fetchone()
         return bool(row and row[0])
 
     def has_run(self, provider: str, run_id: str) -> bool:
-        with self._lock:
-            row = self._db.execute(
-                "SELECT 1 FROM ci_runs WHERE provider = ? AND run_id = ?", (provider, run_id)
-            ).fetchone()
+        row = self._db.execute(
+            "SELECT 1 FROM ci_runs WHERE provider = ? AND run_id = ?", (provider, run_id)
+        ).fetchone()
         return row is not None
 
     def jobs(self, query: JobQuery) -> list[JobRecord]:
         """Matching jobs, newest first; run-level PR numbers fill in what jobs lack."""
-        where, params = job_where(query)
+        where, params = job_where(query, self._db.postgres)
         sql = (
             f"SELECT {', '.join('j.' + c for c in JOB_COLUMNS if c != 'pr_number')}, "
             "COALESCE(j.pr_number, r.pr_number) "
@@ -229,19 +223,44 @@ class SqliteFailureIndex:
             f"{' WHERE ' + ' AND '.join(where) if where else ''} "
             "ORDER BY COALESCE(j.finished_at, j.ingested_at) DESC, j.job_id LIMIT ?"
         )
-        with self._lock:
-            rows = self._db.execute(sql, [*params, max(query.limit, 0)]).fetchall()
+        rows = self._db.execute(sql, [*params, max(query.limit, 0)]).fetchall()
         return [job_from_row(row) for row in rows]
 
     def coverage(self, repo: str | None = None) -> Coverage:
         sql = (
-            "SELECT COUNT(*), SUM(conclusion = 'failure'), MIN(COALESCE(finished_at, ingested_at)),"
+            "SELECT COUNT(*), SUM(CASE WHEN conclusion = 'failure' THEN 1 ELSE 0 END),"
+            " MIN(COALESCE(finished_at, ingested_at)),"
             " MAX(COALESCE(finished_at, ingested_at)) FROM ci_jobs"
         )
         params: list[Any] = []
         if repo is not None:
-            sql += " WHERE repo = ? COLLATE NOCASE"
+            sql += " WHERE LOWER(repo) = LOWER(?)"  # GitHub names are case-insensitive
             params.append(repo)
-        with self._lock:
-            count, failures, oldest, newest = self._db.execute(sql, params).fetchone()
+        count, failures, oldest, newest = self._db.execute(sql, params).fetchone()
         return Coverage(int(count or 0), int(failures or 0), from_text(oldest), from_text(newest))
+
+
+class SqliteFailureIndex(SqlFailureIndex):
+    """The embedded index: stdlib sqlite3 in WAL mode (may share the App's file)."""
+
+    def __init__(self, path: str | Path) -> None:
+        where = str(path)
+        try:
+            conn = sqlite3.connect(where, check_same_thread=False, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA busy_timeout=5000")
+            super().__init__(Db("sqlite", conn), where)
+        except sqlite3.Error as exc:
+            raise FailureIndexError(f"cannot open the failure index at {where}: {exc}") from exc
+
+
+class PostgresFailureIndex(SqlFailureIndex):
+    """The index in the replicas' PostgreSQL database (its own connection)."""
+
+    def __init__(self, url: str) -> None:
+        where = redacted_url(url)
+        try:
+            super().__init__(open_postgres(url), where)
+        except DB_ERRORS as exc:
+            raise FailureIndexError(f"cannot open the failure index at {where}: "
+                                    f"{str(exc).strip()}") from None

@@ -38,11 +38,14 @@ def _in(column: str, values: Sequence[str], where: list[str], params: list[Any])
     params.extend(values)
 
 
-def job_where(query: JobQuery) -> tuple[list[str], list[Any]]:
+def job_where(query: JobQuery, postgres: bool = False) -> tuple[list[str], list[Any]]:
+    """The WHERE terms and their parameters. Matching is case-insensitive on both
+    backends (SQLite's LIKE is, for ASCII; PostgreSQL needs ILIKE)."""
+    like = "ILIKE" if postgres else "LIKE"
     where: list[str] = []
     params: list[Any] = []
     if query.repo is not None:
-        where.append("j.repo = ? COLLATE NOCASE")
+        where.append("LOWER(j.repo) = LOWER(?)")
         params.append(query.repo)
     if query.since is not None:
         where.append("COALESCE(j.finished_at, j.ingested_at) >= ?")
@@ -61,13 +64,13 @@ def job_where(query: JobQuery) -> tuple[list[str], list[Any]]:
         alternatives = []
         for needle in query.text_any:
             for column in _TEXT_COLUMNS:
-                alternatives.append(f"{column} LIKE ? ESCAPE '\\'")
+                alternatives.append(f"{column} {like} ? ESCAPE '\\'")
                 params.append(_like(needle))
         where.append(f"({' OR '.join(alternatives)})")
     for column, pattern in (("j.job_name", query.job_name_like),
                             ("j.signature", query.signature_like)):
         if pattern:
-            where.append(f"{column} LIKE ? ESCAPE '\\'")
+            where.append(f"{column} {like} ? ESCAPE '\\'")
             params.append(_like(pattern))
     return where, params
 

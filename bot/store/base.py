@@ -1,15 +1,15 @@
 """The store's narrow interface and the rows it hands out.
 
 Everything the App keeps between deliveries goes through `Store`, so a PostgreSQL
-backend serving several replicas can replace `SqliteStore` without touching the
-web layer, the worker or the handlers. Methods are synchronous and short (one
+backend serving several replicas (`PostgresStore`) replaces `SqliteStore` without
+touching the web layer, the worker or the handlers. Methods are synchronous and short (one
 small transaction each); see `bot/store/__init__.py` for how they meet asyncio.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, Protocol
 
@@ -75,6 +75,12 @@ class WaiverRow:
 
 
 class Store(Protocol):
+    # Whether other processes (replicas) work the same queue: then a start-up must not
+    # take back `running` deliveries, which may be alive elsewhere (leases expire instead).
+    shared: bool
+    # How long a claim (and a PR lease) holds without renewal.
+    lease_seconds: float
+
     # --- the delivery queue -------------------------------------------------
     def add_delivery(
         self, delivery_id: str, event: str, action: str | None, payload: bytes,
@@ -86,7 +92,19 @@ class Store(Protocol):
         """`add_delivery` for many in one transaction (group commit); one bool each."""
 
     def claim(self, now: float) -> Delivery | None:
-        """Atomically mark one runnable delivery (pending, not_before <= now) running."""
+        """Atomically mark one runnable delivery running, leased to this process until
+        `now` + the lease: pending with not_before <= now, or running with an expired
+        lease (its replica died)."""
+
+    def renew(self, delivery_ids: Sequence[str], now: float) -> int:
+        """Extend this process's leases (deliveries and the PRs they hold) from `now`;
+        returns how many deliveries it still holds."""
+
+    def release(self, delivery_id: str, retry_at: float, note: str | None = None) -> None:
+        """Back to pending at `retry_at` without counting the claim as an attempt."""
+
+    def listen(self, wake: Callable[[], None]) -> None:
+        """Call `wake` (from any thread) when another process queues a delivery."""
 
     def complete(self, delivery_id: str) -> None: ...
 
@@ -111,6 +129,12 @@ class Store(Protocol):
 
     def prune(self, before: float) -> int:
         """Drop finished deliveries last updated before `before`; returns how many."""
+
+    # --- one review of a PR at a time ------------------------------------------
+    def lease_pr(self, repo: str, number: int, delivery_id: str, now: float) -> bool:
+        """Take the PR for this claimed delivery; False while another one holds it."""
+
+    def release_pr(self, repo: str, number: int, delivery_id: str) -> None: ...
 
     # --- per-PR published state ----------------------------------------------
     def get_pr_state(self, repo: str, number: int) -> dict[str, Any] | None: ...

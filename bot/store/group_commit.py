@@ -5,9 +5,13 @@ transaction holding its delivery has committed, so a `202` is never sent for a
 delivery that is not on disk. Requests that arrive while a batch is being written
 form the next batch, so the per-commit cost is shared instead of paid per request.
 
-Batches are written on the event loop, right after the callbacks that are ready in
-the current iteration have queued their deliveries: a dedicated writer thread was
-measured slower here (thread hand-offs cost more than the short SQLite commits).
+SQLite batches are written on the event loop, right after the callbacks that are
+ready in the current iteration have queued their deliveries: a dedicated writer thread
+was measured slower there (thread hand-offs cost more than the short SQLite commits).
+A store whose commit is a network round trip plus a remote WAL flush (PostgreSQL)
+sets `commit_off_loop` to N: up to N batches are written at once on threads (one
+intake connection each; the server flushes their WAL together), while the loop goes
+on reading requests into the next batch (bench/bench_intake_wrk.py).
 """
 
 from __future__ import annotations
@@ -28,13 +32,20 @@ class GroupCommitter:
         self._busy = False
         self.batches = 0  # commits made, for the benchmark and tests
         self.rows = 0
+        self._writers: set[asyncio.Task[None]] = set()  # off-loop writers at work
 
     async def add(self, delivery: NewDelivery) -> bool:
         """Queue `delivery` durably; False if its delivery id was already stored."""
         loop = asyncio.get_running_loop()
         future: asyncio.Future[bool] = loop.create_future()
         self._waiting.append((delivery, future))
-        if not self._busy:
+        writers = int(getattr(self._store, "commit_off_loop", 0))
+        if writers:
+            if len(self._writers) < writers:
+                task = loop.create_task(self._flush_off_loop())
+                self._writers.add(task)
+                task.add_done_callback(self._writers.discard)
+        elif not self._busy:
             self._busy = True
             loop.call_soon(self._flush)
         return await future
@@ -64,6 +75,20 @@ class GroupCommitter:
                     self._count(batch)
         finally:
             self._busy = False
+
+    async def _flush_off_loop(self) -> None:
+        loop = asyncio.get_running_loop()
+        await asyncio.sleep(0)  # let the requests that are ready join this batch
+        while self._waiting:
+            batch = self._take()
+            try:
+                results = await loop.run_in_executor(
+                    None, self._store.add_deliveries, [d for d, _ in batch])
+            except Exception as exc:
+                _settle(batch, None, exc)
+            else:
+                _settle(batch, results, None)
+                self._count(batch)
 
     def _count(self, batch: Sequence[_Waiter]) -> None:
         self.batches += 1

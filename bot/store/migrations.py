@@ -7,8 +7,10 @@ version `i + 1`. Each migration runs in its own `BEGIN IMMEDIATE` transaction, s
 failure leaves the database at the previous version and two processes starting
 together cannot both apply it.
 
-Keep statements portable where it costs nothing (a PostgreSQL store would carry its
-own equivalent list): plain types, explicit indexes, no triggers.
+The PostgreSQL store carries its own equivalent list (bot/store/pg_migrations.py):
+a change here needs its counterpart there, and the queries (bot/store/sql.py) are
+shared, so keep column names and meanings identical; plain types, explicit indexes,
+no triggers.
 """
 
 from __future__ import annotations
@@ -58,6 +60,20 @@ MIGRATIONS: Final[list[Migration]] = [
         "CREATE TABLE handled_comments (comment_id INTEGER PRIMARY KEY, at REAL NOT NULL)",
         "CREATE TABLE command_log (user TEXT NOT NULL, at REAL NOT NULL)",
         "CREATE INDEX command_log_user ON command_log (user, at)",
+    ),
+    # 2: leased claims (a replica that dies loses its claims when the lease runs out) and
+    # one review of a PR at a time, across processes.
+    (
+        "ALTER TABLE deliveries ADD COLUMN lease_owner TEXT",
+        "ALTER TABLE deliveries ADD COLUMN lease_until REAL",
+        "CREATE INDEX deliveries_lease ON deliveries (status, lease_until)",
+        """CREATE TABLE pr_leases (
+            repo TEXT NOT NULL,
+            number INTEGER NOT NULL,
+            holder TEXT NOT NULL,
+            until REAL NOT NULL,
+            PRIMARY KEY (repo, number)
+        )""",
     ),
 ]
 

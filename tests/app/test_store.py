@@ -1,23 +1,27 @@
-"""SqliteStore on a real file: the delivery queue, migrations, PR state, waivers, commands."""
+"""Both stores, SQLite on a real file and the machine's real PostgreSQL: the delivery
+queue, leases, migrations, PR state, waivers, commands. Every test taking `store` or
+`open_db` runs once per backend."""
 
 from __future__ import annotations
 
 import asyncio
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from bot.store import (
+    DB_ERRORS,
     MIGRATIONS,
     GroupCommitter,
     NewDelivery,
-    SqliteStore,
+    SqlStore,
     StoreError,
     apply_migrations,
     connect,
+    open_store,
     schema_version,
 )
 from tests.app.helpers import payload_bytes
@@ -25,14 +29,26 @@ from tests.app.helpers import payload_bytes
 BODY = payload_bytes("pull_request.synchronize")
 
 
+OpenDb = Callable[[], SqlStore]
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def open_db(request: pytest.FixtureRequest, tmp_path: Path) -> OpenDb:
+    """Opens another connection to one fresh database of the backend under test."""
+    if request.param == "postgresql":
+        url = request.getfixturevalue("pg_url")
+        return lambda: open_store(url)
+    return lambda: connect(tmp_path / "store.db")
+
+
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[SqliteStore]:
-    s = connect(tmp_path / "store.db")
+def store(open_db: OpenDb) -> Iterator[SqlStore]:
+    s = open_db()
     yield s
     s.close()
 
 
-def add(store: SqliteStore, delivery_id: str, at: float = 100.0, not_before: float | None = None,
+def add(store: SqlStore, delivery_id: str, at: float = 100.0, not_before: float | None = None,
         group_key: str | None = None, payload: bytes = BODY) -> bool:
     return store.add_delivery(delivery_id, "pull_request", "synchronize", payload, at,
                               at if not_before is None else not_before, group_key)
@@ -79,7 +95,7 @@ def test_an_unopenable_path_is_a_store_error(tmp_path: Path) -> None:
         connect(tmp_path / "no-such-dir" / "x.db")
 
 
-def test_a_delivery_id_is_stored_once_and_its_payload_round_trips(store: SqliteStore) -> None:
+def test_a_delivery_id_is_stored_once_and_its_payload_round_trips(store: SqlStore) -> None:
     assert add(store, "d1") is True
     assert add(store, "d1") is False
     assert store.add_delivery("small", "ping", None, b"{}", 1.0, 1.0, None)
@@ -90,14 +106,14 @@ def test_a_delivery_id_is_stored_once_and_its_payload_round_trips(store: SqliteS
     assert store.counts()["pending"] == 2
 
 
-def test_a_batch_reports_duplicates_per_row(store: SqliteStore) -> None:
+def test_a_batch_reports_duplicates_per_row(store: SqlStore) -> None:
     add(store, "old")
     batch = [NewDelivery(i, "pull_request", "opened", b"{}", 1.0, 1.0) for i in
              ("a", "old", "b", "a")]
     assert store.add_deliveries(batch) == [True, False, True, False]
 
 
-def test_claim_takes_due_deliveries_oldest_first(store: SqliteStore) -> None:
+def test_claim_takes_due_deliveries_oldest_first(store: SqlStore) -> None:
     add(store, "later", at=100.0, not_before=200.0)
     add(store, "first", at=101.0)
     add(store, "second", at=102.0)
@@ -113,17 +129,16 @@ def test_claim_takes_due_deliveries_oldest_first(store: SqliteStore) -> None:
 
 
 def test_concurrent_claims_from_several_connections_never_share_a_delivery(
-    tmp_path: Path,
+    open_db: OpenDb,
 ) -> None:
-    path = tmp_path / "shared.db"
-    seed = connect(path)
+    seed = open_db()
     for i in range(60):
         add(seed, f"d{i}", payload=b"{}")
-    stores = [connect(path) for _ in range(4)]
+    stores = [open_db() for _ in range(4)]
     claimed: list[str] = []
     lock = threading.Lock()
 
-    def drain(s: SqliteStore) -> None:
+    def drain(s: SqlStore) -> None:
         while (d := s.claim(now=1e12)) is not None:
             with lock:
                 claimed.append(d.id)
@@ -138,7 +153,7 @@ def test_concurrent_claims_from_several_connections_never_share_a_delivery(
         s.close()
 
 
-def test_complete_fail_retry_dead_letter_and_supersede(store: SqliteStore) -> None:
+def test_complete_fail_retry_dead_letter_and_supersede(store: SqlStore) -> None:
     for name in ("ok", "retry", "dead", "old"):
         add(store, name)
     for _ in range(4):
@@ -158,9 +173,9 @@ def test_complete_fail_retry_dead_letter_and_supersede(store: SqliteStore) -> No
     assert len(store.get_delivery("dead").last_error or "") == 2000  # type: ignore[union-attr]
 
 
-def test_requeue_running_recovers_after_a_crash(store: SqliteStore) -> None:
+def test_requeue_running_recovers_after_a_crash(store: SqlStore) -> None:
     add(store, "a")
-    add(store, "b")
+    add(store, "b", at=101.0)
     store.claim(now=1000.0)
     assert store.requeue_running() == 1
     assert store.counts()["pending"] == 2
@@ -168,7 +183,7 @@ def test_requeue_running_recovers_after_a_crash(store: SqliteStore) -> None:
     assert again is not None and again.id == "a" and again.attempts == 2  # the crash counts
 
 
-def test_has_newer_pending_sees_later_live_deliveries_of_the_group(store: SqliteStore) -> None:
+def test_has_newer_pending_sees_later_live_deliveries_of_the_group(store: SqlStore) -> None:
     add(store, "s1", at=1.0, group_key="o/r#7")
     add(store, "s2", at=2.0, group_key="o/r#7")
     add(store, "other", at=3.0, group_key="o/r#8")
@@ -184,7 +199,7 @@ def test_has_newer_pending_sees_later_live_deliveries_of_the_group(store: Sqlite
     assert store.has_newer_pending("o/r#7", 1.0) is True
 
 
-def test_prune_drops_only_finished_deliveries(store: SqliteStore) -> None:
+def test_prune_drops_only_finished_deliveries(store: SqlStore) -> None:
     add(store, "done")
     add(store, "pending")
     store.claim(now=1e9)
@@ -194,7 +209,7 @@ def test_prune_drops_only_finished_deliveries(store: SqliteStore) -> None:
     assert store.get_delivery("pending") is not None
 
 
-def test_pr_state_is_a_json_blob_per_pull_request(store: SqliteStore) -> None:
+def test_pr_state_is_a_json_blob_per_pull_request(store: SqlStore) -> None:
     assert store.get_pr_state("o/r", 1) is None
     store.put_pr_state("o/r", 1, {"head_sha": "abc", "fingerprints": ["f1"]})
     store.put_pr_state("o/r", 1, {"head_sha": "def", "fingerprints": ["f1", "f2"]})
@@ -202,7 +217,7 @@ def test_pr_state_is_a_json_blob_per_pull_request(store: SqliteStore) -> None:
     assert store.get_pr_state("o/r", 1) == {"head_sha": "def", "fingerprints": ["f1", "f2"]}
 
 
-def test_waivers_are_recorded_listed_and_removed(store: SqliteStore) -> None:
+def test_waivers_are_recorded_listed_and_removed(store: SqlStore) -> None:
     store.add_waiver("o/r", 1, "eval-threshold", None, "known flaky", "alice", 10.0)
     store.add_waiver("o/r", 1, "cpu-test-gpu", "tests/cpu/a.py", "tracked in #9", "bob", 11.0)
     store.add_waiver("o/r", 2, "eval-threshold", None, "other PR", "carol", 12.0)
@@ -217,29 +232,30 @@ def test_waivers_are_recorded_listed_and_removed(store: SqliteStore) -> None:
     assert len(store.list_waivers("o/r", 2)) == 1
 
 
-def test_a_comment_is_handled_once(store: SqliteStore) -> None:
+def test_a_comment_is_handled_once(store: SqlStore) -> None:
     assert store.mark_comment_handled(42) is True
     assert store.mark_comment_handled(42) is False
     assert store.mark_comment_handled(43) is True
 
 
-def test_command_rate_limit_is_a_sliding_window_per_user(store: SqliteStore) -> None:
+def test_command_rate_limit_is_a_sliding_window_per_user(store: SqlStore) -> None:
     assert [store.allow_command("alice", t, limit=2, window_s=60) for t in (0, 1, 2)] == [
         True, True, False]
     assert store.allow_command("bob", 2, limit=2, window_s=60) is True
     assert store.allow_command("alice", 60.5, limit=2, window_s=60) is True
 
 
-def test_ping_reports_an_unreachable_store(tmp_path: Path) -> None:
-    store = connect(tmp_path / "p.db")
+def test_ping_reports_an_unreachable_store(open_db: OpenDb) -> None:
+    store = open_db()
     assert store.ping() is True
     store.close()
     assert store.ping() is False
 
 
 def test_the_shared_connection_is_available_to_modules_with_their_own_tables(
-    store: SqliteStore,
+    tmp_path: Path,
 ) -> None:
+    store = connect(tmp_path / "own.db")
     with store.writing() as conn:
         conn.execute("CREATE TABLE IF NOT EXISTS scratch (x)")
         conn.execute("INSERT INTO scratch VALUES (1)")
@@ -250,8 +266,8 @@ def test_the_shared_connection_is_available_to_modules_with_their_own_tables(
         assert conn.execute("SELECT x FROM scratch").fetchall() == [(1,)]
 
 
-def test_group_commit_batches_concurrent_inserts(tmp_path: Path) -> None:
-    store = connect(tmp_path / "g.db")
+def test_group_commit_batches_concurrent_inserts(open_db: OpenDb) -> None:
+    store = open_db()
     committer = GroupCommitter(store)
 
     async def scenario() -> list[bool]:
@@ -267,8 +283,8 @@ def test_group_commit_batches_concurrent_inserts(tmp_path: Path) -> None:
     store.close()
 
 
-def test_group_commit_fails_every_waiter_when_the_store_fails(tmp_path: Path) -> None:
-    store = connect(tmp_path / "g.db")
+def test_group_commit_fails_every_waiter_when_the_store_fails(open_db: OpenDb) -> None:
+    store = open_db()
     store.close()
     committer = GroupCommitter(store)
 
@@ -277,4 +293,131 @@ def test_group_commit_fails_every_waiter_when_the_store_fails(tmp_path: Path) ->
                 for i in range(3)]
         return await asyncio.gather(*jobs, return_exceptions=True)
 
-    assert all(isinstance(r, sqlite3.Error) for r in asyncio.run(scenario()))
+    assert all(isinstance(r, DB_ERRORS) for r in asyncio.run(scenario()))
+
+
+# --- leases: several replicas on one queue -------------------------------------------
+
+
+def test_a_dead_replicas_claim_is_taken_over_once_its_lease_runs_out(open_db: OpenDb) -> None:
+    alive, dead = open_db(), open_db()
+    add(dead, "d1")
+    claimed = dead.claim(now=1000.0)
+    assert claimed is not None and claimed.attempts == 1
+    # Within the lease the row is the dead replica's; after it, anyone's.
+    assert alive.claim(now=1000.0 + dead.lease_seconds - 1) is None
+    again = alive.claim(now=1000.0 + dead.lease_seconds + 1)
+    assert again is not None and again.id == "d1" and again.attempts == 2  # the crash counts
+    # The first replica comes back (a long pause, not a death): it is fenced off.
+    dead.complete("d1")
+    dead.fail("d1", "late", retry_at=None)
+    assert alive.get_delivery("d1").status == "running"  # type: ignore[union-attr]
+    alive.complete("d1")
+    assert alive.get_delivery("d1").status == "done"  # type: ignore[union-attr]
+    for s in (alive, dead):
+        s.close()
+
+
+def test_renewing_keeps_a_claim_and_its_pr_lease(open_db: OpenDb) -> None:
+    mine, other = open_db(), open_db()
+    add(mine, "d1")
+    add(mine, "d2", at=101.0)
+    assert mine.claim(now=1000.0) is not None
+    assert mine.lease_pr("o/r", 7, "d1", now=1000.0)
+    late = 1000.0 + mine.lease_seconds - 1
+    assert mine.renew(["d1"], now=late) == 1
+    expired = 1000.0 + mine.lease_seconds + 1
+    taken = other.claim(now=expired)
+    assert taken is not None and taken.id == "d2"  # d1 was renewed, so d2 is next
+    assert other.lease_pr("o/r", 7, "d2", now=expired) is False  # renewed with d1
+    assert other.renew(["d1"], now=expired) == 0  # not other's to renew
+    mine.release_pr("o/r", 7, "d1")
+    assert other.lease_pr("o/r", 7, "d2", now=expired) is True
+    for s in (mine, other):
+        s.close()
+
+
+def test_a_pr_lease_is_one_holder_at_a_time_until_released_or_expired(store: SqlStore) -> None:
+    assert store.lease_pr("o/r", 7, "a", now=0.0) is True
+    assert store.lease_pr("o/r", 7, "a", now=1.0) is True  # its own: renewed
+    assert store.lease_pr("o/r", 7, "b", now=1.0) is False
+    assert store.lease_pr("o/r", 8, "b", now=1.0) is True  # another PR
+    assert store.lease_pr("o/r", 7, "b", now=1.0 + store.lease_seconds + 1) is True
+    store.release_pr("o/r", 7, "a")  # no longer a's: releases nothing
+    assert store.lease_pr("o/r", 7, "c", now=2.0 + store.lease_seconds) is False
+
+
+def test_release_hands_a_delivery_back_without_counting_the_claim(store: SqlStore) -> None:
+    add(store, "busy")
+    d = store.claim(now=1000.0)
+    assert d is not None and d.attempts == 1
+    store.release("busy", retry_at=1005.0, note="the pull request is being reviewed")
+    assert store.claim(now=1004.0) is None
+    again = store.claim(now=1005.0)
+    assert again is not None and again.attempts == 1
+    assert again.last_error == "the pull request is being reviewed"
+
+
+def test_concurrent_pr_leases_from_several_connections_have_one_winner(
+    open_db: OpenDb,
+) -> None:
+    stores = [open_db() for _ in range(4)]
+    wins: list[str] = []
+    barrier = threading.Barrier(len(stores))
+
+    def take(s: SqlStore, name: str) -> None:
+        barrier.wait()
+        if s.lease_pr("o/r", 1, name, now=10.0):
+            wins.append(name)
+
+    threads = [threading.Thread(target=take, args=(s, f"d{i}")) for i, s in enumerate(stores)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(wins) == 1
+    for s in stores:
+        s.close()
+
+
+# --- PostgreSQL specifics --------------------------------------------------------------
+
+
+def test_postgres_migrations_are_recorded_in_a_version_table(pg_url: str) -> None:
+    from bot.store import PG_MIGRATIONS, pg_schema_version
+
+    stores = [open_store(pg_url) for _ in range(3)]  # replicas starting together
+    assert pg_schema_version(stores[0].db) == len(PG_MIGRATIONS)
+    rows = stores[0].db.execute("SELECT version FROM schema_migrations").fetchall()
+    assert [r[0] for r in rows] == list(range(1, len(PG_MIGRATIONS) + 1))
+    stores[0].db.execute("INSERT INTO schema_migrations VALUES (?, 0)",
+                         (len(PG_MIGRATIONS) + 5,))
+    with pytest.raises(StoreError, match="newer than this program knows"):
+        open_store(pg_url)
+    stores[0].db.execute("DELETE FROM schema_migrations WHERE version > ?",
+                         (len(PG_MIGRATIONS),))
+    for s in stores:
+        s.close()
+
+
+def test_an_unreachable_postgres_is_a_store_error_without_the_password() -> None:
+    with pytest.raises(StoreError, match="cannot open the database") as caught:
+        open_store("postgresql://bot:hunter2@127.0.0.1:1/nowhere")
+    assert "hunter2" not in str(caught.value)
+
+
+def test_a_delivery_queued_elsewhere_wakes_a_listening_replica(pg_url: str) -> None:
+    listener, writer = open_store(pg_url), open_store(pg_url)
+    woken = threading.Event()
+    listener.listen(woken.set)
+    # The LISTEN connection may not be up yet: keep queuing until one wake-up lands.
+    for i in range(200):
+        add(writer, f"n{i}")
+        if woken.wait(0.05):
+            break
+    assert woken.is_set()
+    woken.clear()
+    add(listener, "own")  # a replica's own deliveries do not wake it through the database
+    assert not woken.wait(0.3)
+    for s in (listener, writer):
+        s.close()

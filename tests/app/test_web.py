@@ -377,3 +377,27 @@ def test_intake_logs_are_json_with_context_and_never_the_secret(tmp_path: Path) 
     assert queued["head_sha"] == "ec26c3e57ca3a959ca5aad62de7213c562f8c821"
     assert any(e["msg"] == "webhook rejected" and e["status"] == 401 for e in entries)
     assert SECRET not in stream.getvalue()
+
+
+def test_readiness_turns_503_on_drain_while_liveness_stays_200(tmp_path: Path) -> None:
+    async def handler(d: object, payload: object) -> None:
+        return None
+
+    async def scenario() -> None:
+        async with live_app(tmp_path / "w.db", handler) as app:
+            async with app.session.get(app.url("/healthz")) as resp:
+                assert resp.status == 200 and (await resp.json())["status"] == "ok"
+            assert app.worker is not None
+            await app.worker.stop()  # what SIGTERM does first
+            async with app.session.get(app.url("/healthz")) as resp:
+                assert resp.status == 503 and (await resp.json())["status"] == "draining"
+            async with app.session.get(app.url("/healthz/live")) as resp:
+                assert resp.status == 200 and (await resp.json()) == {"status": "alive"}
+            # Webhooks are still taken (durably) while draining.
+            assert (await app.post("pull_request",
+                                   payload_bytes("pull_request.opened"))).status == 202
+            app.store.close()
+            async with app.session.get(app.url("/healthz/live")) as resp:
+                assert resp.status == 200  # a database outage is no reason to restart
+
+    run(scenario)

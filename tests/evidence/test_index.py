@@ -1,4 +1,5 @@
-"""The failure index on a real SQLite file: upserts, queries, retention, cursors, schema."""
+"""The failure index on a real SQLite file and on the real PostgreSQL (every test taking
+`index` runs on both): upserts, queries, retention, cursors, schema."""
 
 from __future__ import annotations
 
@@ -12,25 +13,30 @@ from pathlib import Path
 import pytest
 
 from bot.evidence.index import (
+    SCHEMA_VERSION,
     Coverage,
     FailureIndexError,
     JobQuery,
     RunRecord,
+    SqlFailureIndex,
     SqliteFailureIndex,
+    open_failure_index,
 )
 from bot.store.base import NewDelivery
 from bot.store.sqlite import connect as connect_store
 from tests.evidence.factories import NOW, ci_log, job
 
 
-@pytest.fixture
-def index(tmp_path: Path) -> Iterator[SqliteFailureIndex]:
-    db = SqliteFailureIndex(tmp_path / "ci.db")
+@pytest.fixture(params=["sqlite", "postgresql"])
+def index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SqlFailureIndex]:
+    target = request.getfixturevalue("pg_url") if request.param == "postgresql" else (
+        str(tmp_path / "ci.db"))
+    db = open_failure_index(target)
     yield db
     db.close()
 
 
-def test_upsert_is_idempotent_per_provider_job_and_attempt(index: SqliteFailureIndex) -> None:
+def test_upsert_is_idempotent_per_provider_job_and_attempt(index: SqlFailureIndex) -> None:
     record = job("j1", log=ci_log("vllm-issue-51071-cuda-oom-b200-pcp.log"))
     index.upsert_job(record, now=NOW)
     index.upsert_job(record, now=NOW + timedelta(minutes=5))
@@ -46,7 +52,7 @@ def test_upsert_is_idempotent_per_provider_job_and_attempt(index: SqliteFailureI
     assert first == dataclasses.replace(record, ingested_at=first.ingested_at)
 
 
-def test_redelivery_without_a_log_keeps_the_earlier_root_cause(index: SqliteFailureIndex) -> None:
+def test_redelivery_without_a_log_keeps_the_earlier_root_cause(index: SqlFailureIndex) -> None:
     analysed = job("j1", log=ci_log("vllm-issue-51071-cuda-oom-b200-pcp.log"))
     index.upsert_job(analysed, now=NOW)
     bare = job("j1", log_note="log unavailable (expired or deleted)")
@@ -57,7 +63,7 @@ def test_redelivery_without_a_log_keeps_the_earlier_root_cause(index: SqliteFail
     assert row.log_note == "log unavailable (expired or deleted)"
 
 
-def test_queries_filter_and_order_newest_first(index: SqliteFailureIndex) -> None:
+def test_queries_filter_and_order_newest_first(index: SqlFailureIndex) -> None:
     oom = ci_log("vllm-issue-51071-cuda-oom-b200-pcp.log")
     index.upsert_job(job("old", log=oom, hours_ago=30 * 24), now=NOW)
     index.upsert_job(job("a", log=oom, hours_ago=5, commit="1" * 40), now=NOW)
@@ -81,7 +87,7 @@ def test_queries_filter_and_order_newest_first(index: SqliteFailureIndex) -> Non
     assert len(index.jobs(JobQuery(limit=1))) == 1
 
 
-def test_run_pr_number_fills_in_for_jobs(index: SqliteFailureIndex) -> None:
+def test_run_pr_number_fills_in_for_jobs(index: SqlFailureIndex) -> None:
     index.upsert_job(job("j", pr=None), now=NOW)
     assert not index.has_run("buildkite", "run-j")
     index.upsert_run(RunRecord("buildkite", "run-j", "vllm-project/vllm", "ci", pr_number=51015),
@@ -97,7 +103,7 @@ def test_run_pr_number_fills_in_for_jobs(index: SqliteFailureIndex) -> None:
     assert index.jobs(JobQuery())[0].pr_number == 51015
 
 
-def test_coverage_and_prune(index: SqliteFailureIndex) -> None:
+def test_coverage_and_prune(index: SqlFailureIndex) -> None:
     assert index.coverage() == Coverage(0, 0, None, None)
     index.upsert_job(job("old", hours_ago=40 * 24), now=NOW)
     index.upsert_job(job("new", hours_ago=3), now=NOW)
@@ -111,7 +117,7 @@ def test_coverage_and_prune(index: SqliteFailureIndex) -> None:
     assert {j.job_id for j in index.jobs(JobQuery())} == {"new", "pass", "elsewhere"}
 
 
-def test_cursor_round_trip(index: SqliteFailureIndex) -> None:
+def test_cursor_round_trip(index: SqlFailureIndex) -> None:
     assert index.get_cursor("buildkite:vllm/ci") is None
     index.set_cursor("buildkite:vllm/ci", "2026-08-01T00:00:00Z", now=NOW)
     index.set_cursor("buildkite:vllm/ci", "2026-08-02T00:00:00Z", now=NOW)
@@ -149,12 +155,29 @@ def test_refuses_a_newer_schema(tmp_path: Path) -> None:
         SqliteFailureIndex(path)
 
 
+def test_postgres_shares_the_stores_database_and_refuses_a_newer_schema(pg_url: str) -> None:
+    from bot.store import open_store
+
+    store, index = open_store(pg_url), open_failure_index(pg_url)
+    index.upsert_job(job("j"), now=NOW)
+    assert store.add_deliveries([NewDelivery("d1", "ping", None, b"{}", 0.0, 0.0)]) == [True]
+    store.db.execute("UPDATE ci_schema SET version = 99 WHERE name = 'failure_index'")
+    with pytest.raises(FailureIndexError, match="schema version 99"):
+        open_failure_index(pg_url)
+    store.db.execute("UPDATE ci_schema SET version = ? WHERE name = 'failure_index'",
+                     (SCHEMA_VERSION,))
+    again = open_failure_index(pg_url)
+    assert [j.job_id for j in again.jobs(JobQuery())] == ["j"]
+    for closable in (store, index, again):
+        closable.close()
+
+
 def test_unopenable_path_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(FailureIndexError, match="cannot open the failure index"):
         SqliteFailureIndex(tmp_path / "missing-dir" / "ci.db")
 
 
-def test_concurrent_writers(index: SqliteFailureIndex) -> None:
+def test_concurrent_writers(index: SqlFailureIndex) -> None:
     def write(start: int) -> None:
         for n in range(start, start + 50):
             index.upsert_job(job(f"j{n}"), now=NOW)

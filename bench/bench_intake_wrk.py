@@ -1,0 +1,186 @@
+"""Webhook intake under wrk (a C load generator): `serve` on SQLite and on PostgreSQL
+versus a bare HMAC-and-202 aiohttp app, in one invocation.
+
+    .venv/bin/python bench/bench_intake_wrk.py [--seconds 10] [--connections 64] [--repeat 3]
+
+wrk (Debian's package) posts the vendored real `pull_request.synchronize` payload
+(28 kB) with a valid `X-Hub-Signature-256` and a unique `X-GitHub-Delivery` per request
+(a Lua script: thread number + counter), one thread, `--connections` connections, for
+`--seconds`. Targets, interleaved `--repeat` times (this machine's speed drifts):
+
+  minimal     `bench/bench_intake.py --minimal-server`: verify the HMAC, answer 202
+  sqlite      `serve` with workers paused (CI_STABILITY_WORKERS=0) on a fresh SQLite file
+  postgresql  the same on a fresh PostgreSQL database (the local server, as tests use it)
+
+The script counts the 202s wrk received; afterwards the deliveries table is counted:
+every 202 must be a committed row (`committed >= accepted`; wrk stops with requests in
+flight, which may be committed without wrk seeing their 202). p50/p99 are wrk's
+latency percentiles. Writes bench/out/intake_wrk.json; prints the table for
+BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import hmac
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.bench_intake import PAYLOAD, SECRET, _start, _write_key  # noqa: E402
+from bench.common import OUT, machine  # noqa: E402
+from bot.store import open_store  # noqa: E402
+from tests.pg import PgServer  # noqa: E402
+
+LUA = r"""
+local f = assert(io.open(os.getenv("BENCH_BODY"), "rb"))
+wrk.method = "POST"
+wrk.body = f:read("*a")
+f:close()
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["X-GitHub-Event"] = "pull_request"
+wrk.headers["X-Hub-Signature-256"] = os.getenv("BENCH_SIGNATURE")
+local threads = {}
+function setup(thread)
+  thread:set("tid", #threads + 1)
+  table.insert(threads, thread)
+end
+function init(args)
+  counter, accepted, other = 0, 0, 0
+  prefix = os.getenv("BENCH_PREFIX") .. "-" .. tid .. "-"
+end
+function request()
+  counter = counter + 1
+  wrk.headers["X-GitHub-Delivery"] = prefix .. counter
+  return wrk.format()
+end
+function response(status, headers, body)
+  if status == 202 then accepted = accepted + 1 else other = other + 1 end
+end
+function done(summary, latency, requests)
+  local a, o = 0, 0
+  for _, t in ipairs(threads) do a = a + t:get("accepted"); o = o + t:get("other") end
+  local e = summary.errors
+  io.write(string.format(
+    '{"requests": %d, "seconds": %.3f, "accepted": %d, "other": %d, "p50_ms": %.3f,'
+    .. ' "p99_ms": %.3f, "errors": %d}\n',
+    summary.requests, summary.duration / 1e6, a, o, latency:percentile(50) / 1000,
+    latency:percentile(99) / 1000, e.connect + e.read + e.write + e.status + e.timeout))
+end
+"""
+
+
+def _wrk(port: int, seconds: float, connections: int, work: Path) -> dict[str, Any]:
+    body = PAYLOAD.read_bytes()
+    env = {**os.environ, "BENCH_BODY": str(PAYLOAD), "BENCH_PREFIX": uuid.uuid4().hex[:12],
+           "BENCH_SIGNATURE": "sha256=" + hmac.new(SECRET.encode(), body,
+                                                   hashlib.sha256).hexdigest()}
+    script = work / "intake.lua"
+    script.write_text(LUA)
+    done = subprocess.run(
+        ["wrk", "-t1", f"-c{connections}", f"-d{seconds:g}s", "--timeout", "10s",
+         "-s", str(script), f"http://127.0.0.1:{port}/webhook"],
+        env=env, capture_output=True, text=True, check=True,
+    )
+    line = next(x for x in done.stdout.splitlines() if x.startswith("{"))
+    result: dict[str, Any] = json.loads(line)
+    result["rps"] = result["accepted"] / result["seconds"]
+    return result
+
+
+def _run(name: str, argv: list[str], env: dict[str, str], db: str | None,
+         args: argparse.Namespace, work: Path) -> dict[str, Any]:
+    proc, port = _start(argv, env, work / f"{name}.log")
+    try:
+        result = _wrk(port, args.seconds, args.connections, work)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=120)
+    if db is not None:
+        store = open_store(db)
+        try:
+            result["committed"] = store.counts()["pending"]
+        finally:
+            store.close()
+        if result["committed"] < result["accepted"]:
+            raise SystemExit(f"{name}: acknowledged deliveries are missing: {result}")
+    print(f"{name:<14} {result['rps']:7.0f} req/s (202s)  p50 {result['p50_ms']:6.1f} ms  "
+          f"p99 {result['p99_ms']:6.1f} ms  other {result['other']}  errors {result['errors']}"
+          + (f"  committed {result['committed']} >= {result['accepted']}" if db else ""),
+          flush=True)
+    return result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--connections", type=int, default=64)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    if shutil.which("wrk") is None:
+        raise SystemExit("wrk is not installed: apt-get install -y wrk")
+    work = Path(tempfile.mkdtemp(prefix="bench-wrk-"))
+    key = work / "app.pem"
+    _write_key(key)
+    base_env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "CI_STAB"))}
+    py = sys.executable
+    serve_argv = [py, "-m", "bot.cli.serve", "--host", "127.0.0.1", "--port", "0"]
+    minimal_argv = [py, str(ROOT / "bench/bench_intake.py"), "--minimal-server"]
+    pg = PgServer()
+    trials: dict[str, list[dict[str, Any]]] = {"minimal": [], "sqlite": [], "postgresql": []}
+    try:
+        for t in range(args.repeat):
+            for backend in ("minimal", "sqlite", "postgresql"):
+                if backend == "minimal":
+                    trials[backend].append(_run(f"minimal#{t}", minimal_argv, base_env, None,
+                                                args, work))
+                    continue
+                db = pg.url() if backend == "postgresql" else str(work / f"serve-{t}.db")
+                env = {**base_env, "GITHUB_APP_ID": "1", "GITHUB_PRIVATE_KEY_PATH": str(key),
+                       "GITHUB_WEBHOOK_SECRET": SECRET, "CI_STABILITY_DB": db,
+                       "CI_STABILITY_WORKERS": "0", "PYTHONPATH": str(ROOT)}
+                trials[backend].append(_run(f"{backend}#{t}", serve_argv, env, db, args, work))
+    finally:
+        pg.drop()
+    summary: dict[str, Any] = {}
+    for backend in ("sqlite", "postgresql"):
+        ratios = [s["rps"] / m["rps"] for s, m in zip(trials[backend], trials["minimal"],
+                                                        strict=True)]
+        summary[backend] = {
+            "rps": statistics.median(r["rps"] for r in trials[backend]),
+            "p99_ms": statistics.median(r["p99_ms"] for r in trials[backend]),
+            "ratio": statistics.median(ratios), "ratios": ratios,
+        }
+    summary["minimal"] = {"rps": statistics.median(r["rps"] for r in trials["minimal"]),
+                          "p99_ms": statistics.median(r["p99_ms"] for r in trials["minimal"])}
+    OUT.mkdir(exist_ok=True)
+    (OUT / "intake_wrk.json").write_text(json.dumps({
+        "meta": {**vars(args), "machine": machine(), "date": time.strftime("%Y-%m-%d"),
+                 "loadavg": os.getloadavg()},
+        "trials": trials, "summary": summary}, indent=2))
+    print("\n| target | 202/s (median) | p99 ack | ratio to minimal (median of runs) |")
+    print("|---|---|---|---|")
+    print(f"| minimal HMAC-and-202 | {summary['minimal']['rps']:,.0f} | "
+          f"{summary['minimal']['p99_ms']:.1f} ms | 1 |")
+    for backend in ("sqlite", "postgresql"):
+        s = summary[backend]
+        print(f"| serve, {backend} | {s['rps']:,.0f} | {s['p99_ms']:.1f} ms | "
+              f"**{s['ratio']:.2f}** ({', '.join(f'{r:.2f}' for r in s['ratios'])}) |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,216 @@
+"""`SqlStore`: every `Store` query, written once for SQLite and PostgreSQL.
+
+The backends differ only in how they connect and migrate (bot/store/sqlite.py,
+bot/store/postgres.py), in the claim's row lock (`FOR UPDATE SKIP LOCKED` on
+PostgreSQL, where several replicas claim at once; SQLite serialises writers on its
+file lock) and in the batched intake insert.
+
+Leases: a claim stamps the row with this process's `owner` and `lease_until`; the
+worker renews its leases while a handler runs. A row left `running` by a replica
+that died is claimable again once its lease has run out, so its work is retried by
+another replica (and the claim counts towards `max_attempts`, as a crash should).
+Status changes after a claim are fenced by the owner: a replica whose lease was
+taken over cannot complete or fail a delivery it no longer holds.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from typing import Any, cast
+
+from bot.store.base import (
+    MAX_ERROR_CHARS,
+    STATUSES,
+    Delivery,
+    DeliveryStatus,
+    NewDelivery,
+)
+from bot.store.db import DB_ERRORS, Db
+from bot.store.pr_tables import PullRequestTables
+from bot.store.rows import DELIVERY_COLUMNS, delivery_from_row, encode_payload
+
+log = logging.getLogger("bot.store")
+
+DEFAULT_LEASE_SECONDS = 60.0
+_INSERT_DELIVERY = (
+    "INSERT INTO deliveries (id, event, action, payload, payload_encoding, received_at,"
+    " not_before, group_key, status, attempts, updated_at)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?) ON CONFLICT (id) DO NOTHING"
+)
+_RUNNABLE = (
+    "(status = 'pending' AND not_before <= ?) OR (status = 'running' AND lease_until < ?)"
+)
+# Leaving `running` clears the lease, so the row is free for whoever claims it next.
+_UNLEASE = "lease_owner = NULL, lease_until = NULL"
+_MINE = "id = ? AND (lease_owner IS NULL OR lease_owner = ?)"
+
+
+def replica_id() -> str:
+    """Unique per process and start: host, pid and a random suffix (pids are reused)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+class SqlStore(PullRequestTables):
+    """The shared queries; subclasses open `self.db` and apply their migrations."""
+
+    # Whether other processes may be working the same queue (see Worker.start).
+    shared = False
+
+    def __init__(self, db: Db, lease_seconds: float = DEFAULT_LEASE_SECONDS) -> None:
+        self.db = db
+        self.lease_seconds = lease_seconds
+        self.owner = replica_id()
+        self._claim_lock = " FOR UPDATE SKIP LOCKED" if db.postgres else ""
+
+    # --- the delivery queue ------------------------------------------------------
+    def add_delivery(
+        self, delivery_id: str, event: str, action: str | None, payload: bytes,
+        received_at: float, not_before: float, group_key: str | None,
+    ) -> bool:
+        new = NewDelivery(delivery_id, event, action, payload, received_at, not_before, group_key)
+        return self.add_deliveries([new])[0]
+
+    def add_deliveries(self, batch: Sequence[NewDelivery]) -> list[bool]:
+        added: list[bool] = []
+        now = time.time()
+        # Compressed before taking the lock: zlib releases the GIL.
+        encoded = [encode_payload(d.payload) for d in batch]
+        with self.db.transaction() as db:
+            for d, (payload, encoding) in zip(batch, encoded, strict=True):
+                cursor = db.execute(_INSERT_DELIVERY, (
+                    d.delivery_id, d.event, d.action, payload, encoding, d.received_at,
+                    d.not_before, d.group_key, now,
+                ))
+                added.append(cursor.rowcount == 1)
+        return added
+
+    def claim(self, now: float) -> Delivery | None:
+        # One statement, so no other process can claim the same row in between.
+        row = self.db.execute(
+            "UPDATE deliveries SET status = 'running', attempts = attempts + 1,"
+            " updated_at = ?, lease_owner = ?, lease_until = ?"
+            f" WHERE id = (SELECT id FROM deliveries WHERE {_RUNNABLE}"
+            f" ORDER BY not_before, received_at LIMIT 1{self._claim_lock})"
+            f" RETURNING {DELIVERY_COLUMNS}",
+            (time.time(), self.owner, now + self.lease_seconds, now, now),
+        ).fetchone()
+        return None if row is None else delivery_from_row(row)
+
+    def renew(self, delivery_ids: Sequence[str], now: float) -> int:
+        """Extend this process's leases on these deliveries and on the PRs they hold;
+        returns how many deliveries are still held."""
+        if not delivery_ids:
+            return 0
+        until = now + self.lease_seconds
+        marks = ", ".join("?" for _ in delivery_ids)
+        with self.db.transaction() as db:
+            held = db.execute(
+                f"UPDATE deliveries SET lease_until = ? WHERE status = 'running'"
+                f" AND lease_owner = ? AND id IN ({marks})",
+                (until, self.owner, *delivery_ids),
+            ).rowcount
+            db.execute(f"UPDATE pr_leases SET until = ? WHERE holder IN ({marks})",
+                       (until, *(self._holder(i) for i in delivery_ids)))
+        return held
+
+    def complete(self, delivery_id: str) -> None:
+        self._finish(delivery_id, "done")
+
+    def supersede(self, delivery_id: str) -> None:
+        self._finish(delivery_id, "superseded")
+
+    def fail(self, delivery_id: str, error: str, retry_at: float | None) -> None:
+        status: DeliveryStatus = "dead" if retry_at is None else "pending"
+        self._fenced(
+            f"UPDATE deliveries SET status = ?, last_error = ?, {_UNLEASE},"
+            f" not_before = COALESCE(?, not_before), updated_at = ? WHERE {_MINE}",
+            (status, error[:MAX_ERROR_CHARS], retry_at, time.time(), delivery_id, self.owner),
+            delivery_id,
+        )
+
+    def release(self, delivery_id: str, retry_at: float, note: str | None = None) -> None:
+        """Hand a claimed delivery back, due at `retry_at`, without counting the claim
+        as an attempt (its PR was busy, or this replica is draining)."""
+        self._fenced(
+            "UPDATE deliveries SET status = 'pending', attempts = CASE WHEN attempts > 0"
+            " THEN attempts - 1 ELSE 0 END,"
+            f" {_UNLEASE}, not_before = ?, last_error = COALESCE(?, last_error),"
+            f" updated_at = ? WHERE {_MINE}",
+            (retry_at, note, time.time(), delivery_id, self.owner), delivery_id,
+        )
+
+    def requeue_running(self) -> int:
+        cursor = self.db.execute(
+            f"UPDATE deliveries SET status = 'pending', {_UNLEASE}, updated_at = ?"
+            " WHERE status = 'running'",
+            (time.time(),),
+        )
+        return cursor.rowcount
+
+    def has_newer_pending(self, group_key: str, received_at: float) -> bool:
+        row = self.db.execute(
+            "SELECT 1 FROM deliveries WHERE group_key = ? AND received_at > ?"
+            " AND status IN ('pending', 'running', 'done') LIMIT 1",
+            (group_key, received_at),
+        ).fetchone()
+        return row is not None
+
+    def next_due(self) -> float | None:
+        row = self.db.execute(
+            "SELECT MIN(not_before) FROM deliveries WHERE status = 'pending'"
+        ).fetchone()
+        return None if row[0] is None else float(row[0])
+
+    def get_delivery(self, delivery_id: str) -> Delivery | None:
+        row = self.db.execute(
+            f"SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE id = ?", (delivery_id,)
+        ).fetchone()
+        return None if row is None else delivery_from_row(row)
+
+    def counts(self) -> dict[DeliveryStatus, int]:
+        result: dict[DeliveryStatus, int] = dict.fromkeys(STATUSES, 0)
+        rows = self.db.execute("SELECT status, COUNT(*) FROM deliveries GROUP BY status").fetchall()
+        for status, count in rows:
+            if status in result:
+                result[cast(DeliveryStatus, status)] = int(count)
+        return result
+
+    def prune(self, before: float) -> int:
+        cursor = self.db.execute(
+            "DELETE FROM deliveries WHERE status IN ('done', 'superseded', 'dead')"
+            " AND updated_at < ?",
+            (before,),
+        )
+        return cursor.rowcount
+
+    def listen(self, wake: Callable[[], None]) -> None:
+        """Call `wake` (from any thread) when another process queues a delivery.
+        Nothing to do for an embedded database: its one server wakes its own workers."""
+
+    def _finish(self, delivery_id: str, status: DeliveryStatus) -> None:
+        self._fenced(
+            f"UPDATE deliveries SET status = ?, {_UNLEASE}, updated_at = ? WHERE {_MINE}",
+            (status, time.time(), delivery_id, self.owner), delivery_id,
+        )
+
+    def _fenced(self, sql: str, params: Sequence[Any], delivery_id: str) -> None:
+        if self.db.execute(sql, params).rowcount == 0:
+            log.warning("delivery no longer held by this replica (its lease ran out and "
+                        "another took it over); left as it is",
+                        extra={"delivery_id": delivery_id})
+
+    # --- operations ---------------------------------------------------------------------------
+    def ping(self) -> bool:
+        try:
+            self.db.execute("SELECT COUNT(*) FROM deliveries WHERE 1 = 0").fetchone()
+        except DB_ERRORS:
+            return False
+        return True
+
+    def close(self) -> None:
+        self.db.close()
