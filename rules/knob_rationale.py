@@ -12,6 +12,7 @@ from rules.analysis.knobs import (
     Change,
     Description,
     KnobFilter,
+    MovedSettings,
     Setting,
     adjacent_comment,
     configured_categories,
@@ -19,8 +20,12 @@ from rules.analysis.knobs import (
     knob_filter,
     loosening,
     loosening_reported,
+    new_configuration,
     new_unit_lines,
+    number,
+    scaffolding,
     shared_filter,
+    split_across_owners,
     value_lines,
 )
 from rules.analysis.lines import comment_text, known_lines
@@ -38,6 +43,14 @@ def _subjects(change: Change) -> list[str]:
     subjects = [setting.name, setting.raw]
     subjects += [v for v in (setting.value,) if len(v) >= 3 and any(ch.isdigit() for ch in v)]
     return subjects
+
+
+def _shortened_timeout(change: Change, categories: Categories | None) -> bool:
+    old, new = change.old, change.new
+    if old is None or new is None or (categories or Categories()).kind(new.name) != "timeout":
+        return False
+    before, after = number(old.value), number(new.value)
+    return before is not None and after is not None and 0 < after < before
 
 
 class KnobRationale(Rule):
@@ -67,8 +80,12 @@ class KnobRationale(Rule):
       --max-num-batched-tokens 32768
     ```
 
-    Knobs of a new file, or of a new test, step or job added whole, are not asked about
-    (that is new configuration, not a retune). Loosened gates, tolerances, timeouts and
+    Knobs of a new file, or of a new test, step, job, list item or config entry added
+    whole, are not asked about (that is new configuration, not a retune), nor are
+    settings that only moved (the same value removed elsewhere in the PR), values set on
+    mocks in unit tests, or shortened timeouts (a limit that is too short fails loudly).
+    Values are compared within one entry: a deleted test's threshold is not paired with
+    the next test's. Loosened gates, tolerances, timeouts and
     sample counts are left to `threshold-loosening`, which warns about them anyway. A
     comment explaining one change also covers the same old → new change repeated in the
     same file (one decorator per test). Commented-out code and pragmas are not reasons.
@@ -95,27 +112,33 @@ class KnobRationale(Rule):
         # What threshold-loosening reports is not asked about twice.
         categories = (configured_categories(ctx.config)
                       if loosening_reported(ctx.config) else None)
+        moved = MovedSettings(ctx.snapshot, union)
         for changed in ctx.files():
             if changed.status in ("added", "copied"):
                 continue  # a new config or test is reviewed as a whole, not as a retune
-            yield from self._file(changed, wanted, union, description, categories)
+            yield from self._file(changed, wanted, union, description, categories, moved)
 
     def _file(
         self, changed: ChangedFile, wanted: KnobFilter, union: KnobFilter,
-        description: Description, categories: Categories | None,
+        description: Description, categories: Categories | None, moved: MovedSettings,
     ) -> Iterator[Finding]:
         per_hunk: list[tuple[Hunk, list[Change]]] = []
         for hunk in changed.hunks:
             fresh = new_unit_lines(hunk)
             kept: list[Change] = []
-            for change in hunk_changes(changed, hunk, union):
+            for change in split_across_owners(changed, hunk_changes(changed, hunk, union)):
                 new = change.new
                 if new is None or not new.literal or not wanted(new.name) or not change.is_change:
                     continue
-                if change.old is None and new.line in fresh:
-                    continue  # a knob of a brand-new test/step is not a retune
+                if change.old is None and (new.line in fresh
+                                           or new_configuration(changed, new, moved)):
+                    continue  # a knob of a brand-new entry, or one that moved, is no retune
+                if scaffolding(changed, new):
+                    continue  # a value on a mock in a unit test is the test's setup
                 if categories is not None and loosening(change, categories, True):
                     continue  # threshold-loosening warns about it, with the same question
+                if _shortened_timeout(change, categories):
+                    continue  # a shorter limit fails loudly if it is wrong; nothing hides
                 kept.append(change)
             if kept:
                 per_hunk.append((hunk, kept))

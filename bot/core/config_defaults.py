@@ -20,6 +20,7 @@ DEFAULT_KNOBS: tuple[str, ...] = (
     "atol",
     "min-throughput",
     "batch-size",
+    "cache-max-entry-count",
     "num-questions",
     "num-fewshot",
     "num-prompts",

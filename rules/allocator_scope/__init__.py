@@ -7,9 +7,10 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from bot.core.findings import Finding, Severity
+from bot.core.findings import Confidence, Finding, Severity
 from bot.core.snapshot import ChangedFile, DiffLine, PullRequestSnapshot
 from rules.allocator_scope.allocconf import OPTIONS, check_value
+from rules.allocator_scope.convention import moved, sibling_share
 from rules.allocator_scope.setting_scope import Scope, SettingScopes
 from rules.analysis.lines import comment_near
 from rules.analysis.prtext import description_explains
@@ -162,6 +163,16 @@ class _FileCheck:
                                 key=f"value|{setting.var}|{setting.value}")
 
     def scope_finding(self, number: int, setting: _Setting, scope: Scope) -> Iterator[Finding]:
+        confidence = Confidence.HIGH
+        if setting.value:
+            path = self.changed.path
+            if moved(self.snapshot, path, setting.var, setting.value):
+                return  # it moved here with what needs it: not a new decision
+            share = sibling_share(self.snapshot, path, setting.var, setting.value)
+            if share is not None and share[0] and (scope.broad or 2 * share[0] >= share[1]):
+                return  # the siblings set the same: the repository's convention
+            if share is None and not scope.broad:
+                confidence = Confidence.MEDIUM  # no repository context to check conventions
         shown = f"{setting.var}={setting.value}" if setting.value else setting.var
         if setting.var == "_set_allocator_settings":
             shown = f"_set_allocator_settings({setting.value or '…'!r})"
@@ -171,7 +182,7 @@ class _FileCheck:
                 f"`{shown}` is set in {scope.where}{scope.reach}: allocator settings change "
                 "fragmentation and peak memory for everything under that scope, not just the run "
                 "that needed them. Move it to the one eval config, test or step that needs it.",
-                file=self.changed, line=number, key=key)
+                file=self.changed, line=number, key=key, confidence=confidence)
             return
         if comment_near(self.changed, (number,)) is not None:
             return
@@ -183,7 +194,8 @@ class _FileCheck:
             f"`{shown}` is scoped to {scope.where}, but neither a comment next to it nor the PR "
             "description says why: name the failure it works around (e.g. the OOM and the run) "
             "so it can be dropped once the cause is fixed.",
-            file=self.changed, line=number, key=key, severity=Severity.NOTICE)
+            file=self.changed, line=number, key=key, severity=Severity.NOTICE,
+            confidence=confidence)
 
 
 def _plain(raw: str | None) -> str | None:

@@ -13,12 +13,20 @@ from rules.analysis.knobs.changes import Change, hunk_changes, new_unit_lines
 from rules.analysis.knobs.looseness import loosening
 from rules.analysis.knobs.names import KnobFilter, knob_filter, normalize
 from rules.analysis.knobs.rationale import Description, adjacent_comment, value_lines
+from rules.analysis.knobs.retunes import (
+    MovedSettings,
+    new_configuration,
+    scaffolding,
+    split_across_owners,
+)
 from rules.analysis.knobs.settings import Setting, holds_yaml_keys
 from rules.analysis.knobs.values import number
 
 __all__ = [
     "CATEGORY_OPTIONS", "SHARD_SIZE_KEYS", "Categories", "Change", "Description",
-    "KnobFilter", "Setting", "adjacent_comment", "configured_categories", "holds_yaml_keys",
-    "hunk_changes", "knob_filter", "loosening", "loosening_reported", "new_unit_lines",
-    "normalize", "number", "shared_filter", "value_lines",
+    "KnobFilter", "MovedSettings", "Setting", "adjacent_comment", "configured_categories",
+    "holds_yaml_keys",
+    "hunk_changes", "knob_filter", "loosening", "loosening_reported", "new_configuration",
+    "new_unit_lines", "normalize", "number", "scaffolding", "shared_filter",
+    "split_across_owners", "value_lines",
 ]

@@ -23,6 +23,8 @@ _PRAGMA_RE = re.compile(
 _CODE_COMMENT_RE = re.compile(r"^[\"']?-{0,2}[\w.-]+[\"']?\s*[:=,]\s*[\"']?[\w.+-]*[\"']?\s*,?$")
 _REFERENCE_RE = re.compile(r"#\d+|https?://")
 _WORD_RE = re.compile(r"[^\W\d_]{2,}")
+_NAME_RE = re.compile(r"[A-Za-z][\w-]{2,80}")
+_RULE_RE = re.compile(r"^\s*(?:#|//)\s*[-=#*~]{4,}\s*$")
 _CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
 
 
@@ -54,14 +56,37 @@ class Description:
     def __init__(self, text: str) -> None:
         self.text = text
         self._normalized = text[:200_000].lower().replace("_", "-")
+        self._spaced = " ".join(self._normalized.replace("-", " ").split())
         self._memo: dict[tuple[str, ...], str | None] = {}
 
     def explains(self, subjects: Sequence[str]) -> str | None:
+        """The sentence naming a subject with a reason. A knob may be named in words
+        (`expandable segments`, `GPU memory utilization`); the words of its own name
+        are no reason (`memory` in `gpu_memory_utilization`)."""
         key = tuple(subjects)
         if key not in self._memo:
+            spaced = [s.lower().replace("_", " ").replace("-", " ").strip() for s in key if s]
             named = any(s and s.lower().replace("_", "-") in self._normalized for s in key)
-            self._memo[key] = description_explains(self.text, key) if named else None
+            named = named or any(" " in s and s in self._spaced for s in spaced)
+            self._memo[key] = self._explains(key) if named else None
         return self._memo[key]
+
+    def _explains(self, subjects: Sequence[str]) -> str | None:
+        text = self.text[:200_000]
+        names = [s for s in subjects if s and _NAME_RE.fullmatch(s) and ("_" in s or "-" in s)]
+        joined = []
+        for name in names:
+            words = [w for w in re.split(r"[-_]+", name) if w]
+            glued = "".join(words)
+            pattern = r"(?<![\w-])" + r"[\s_-]+".join(map(re.escape, words)) + r"(?![\w-])"
+            text = re.sub(pattern, glued, text, flags=re.I)
+            joined.append(glued)
+        found = description_explains(text, [*subjects, *joined])
+        if found is None or not joined:
+            return found
+        # Quote the author's sentence, not the one with the knob's words glued together.
+        original = description_explains(self.text, subjects)
+        return original or found
 
 
 def is_prose(comment: str) -> bool:
@@ -84,4 +109,11 @@ def adjacent_comment(
     anyone reads as one.
     """
     return comment_near(changed, numbers, radius,
-                        lambda n, comment: is_prose(comment) and n not in value_lines(changed))
+                        lambda n, comment: is_prose(comment) and n not in value_lines(changed)
+                        and not _heading(changed, n))
+
+
+def _heading(changed: ChangedFile, number: int) -> bool:
+    """A section heading (`# Test infra` under or over a `# ------` rule) names the
+    section, it gives no reason for a value in it."""
+    return any(_RULE_RE.match(changed.head_line(n) or "") for n in (number - 1, number + 1))

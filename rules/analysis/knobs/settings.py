@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Container, Iterable, Sequence
+from collections.abc import Container, Sequence
 from itertools import accumulate
 from typing import NamedTuple
 
+from rules.analysis.knobs.assignments import assignments
 from rules.analysis.knobs.names import KnobFilter, named_words, normalize
 from rules.analysis.knobs.values import PENDING, flag_value, number, scan_value
 from rules.analysis.lines import MAX_LINE, SideLine, code_part, side_text
@@ -28,12 +29,16 @@ _FLAG_RE = re.compile(r"(?<![\w-])--([A-Za-z][\w-]*)")
 _YAML_KEY_RE = re.compile(r"^\s*(?:-\s+)?([\"']?)([A-Za-z_][\w.-]*)\1\s*:(?=\s|$)")
 _QUOTED_KEY_RE = re.compile(r"([\"'])([A-Za-z_][\w.-]*)\1\s*:\s*")
 _FLOW_KEY_RE = re.compile(r"[{,]\s*([A-Za-z_][\w-]*)\s*:\s")
-_ASSIGN_RE = re.compile(r"(?<![\w$.-])([A-Za-z_][\w.]*)\s*=(?![=~])")
-_PY_ANNOTATED_RE = re.compile(r"^\s*([A-Za-z_][\w.]*)\s*:\s*[A-Za-z_][\w.\[\], ]*=(?!=)")
 _DEFAULT_KW_RE = re.compile(r"\bdefault\s*=\s*")
 _VALUE_ONLY_RE = re.compile(r"^\s*(?:-\s+)?([\"']?)([^\s\"',#\[\]{}()=:]+)\1(?:\s*,)?(?:\s*\\)?$")
 _KWARG_LINE_RE = re.compile(r"^\s*\w+\s*=[^=]")
 _NAME_LINE_RE = re.compile(r"^\s*(?:-\s+)?name\s*:\s*[\"']?([^\"'#]*)")
+# `{"name": "gsm8k", "threshold": 0.86}`: the entry a value on the same line belongs to.
+_SAME_LINE_NAME_RE = re.compile(
+    r"(?:^|[{,(\s])[\"']?(?:name|task|metric|dataset)[\"']?\s*[:=]\s*[\"']([^\"']{1,80})[\"']")
+_LABEL_WORDS = ("name", "task", "metric", "dataset")
+# The children of a gate key holding a mapping (`recovery_threshold:` then `metric: 0.9`).
+_CHILD_RE = re.compile(r"^(\s*)([\"']?)([^\s:#\"'][^:#\"']{0,120}?)\2\s*:\s+(\S[^#]*?)\s*(?:#.*)?$")
 
 
 class Setting(NamedTuple):
@@ -47,6 +52,7 @@ class Setting(NamedTuple):
     label: str = ""  # e.g. the metric a `value:` belongs to
     pos: int = 0  # position of the value line in its side of the hunk
     indent: int = 0  # of the value line: a job-level and a step-level key differ
+    target: str = ""  # an assignment's target as written (`cfg.tp`, `cfg['x']['tp']`)
 
     @property
     def shown(self) -> str:
@@ -96,10 +102,14 @@ def extract(
     out: list[Setting] = []
     seen: set[tuple[str, int]] = set()
     pending: tuple[str, str, int, bool, int] | None = None  # name, raw, line, changed, age
+    block: tuple[str, str, int] | None = None  # a gate key whose mapping is being read
 
     def add(name: str, raw: str, value: tuple[str, bool], i: int, extra: Setting | None = None,
-            label: str = "") -> None:
-        no, _, changed = side[i]
+            label: str = "", target: str = "") -> None:
+        no, text, changed = side[i]
+        if not label and any(w in text for w in _LABEL_WORDS):
+            same = _SAME_LINE_NAME_RE.search(text[:MAX_LINE])
+            label = same.group(1) if same else label
         lines: tuple[int, ...] = (no,)
         report = no
         if extra is not None:
@@ -110,9 +120,8 @@ def extract(
             return
         seen.add((name, no))
         indent = len(side[i][1]) - len(side[i][1].lstrip())
-        out.append(
-            Setting(name, raw, value[0], value[1], report, lines, changed, label, i, indent)
-        )
+        out.append(Setting(name, raw, value[0], value[1], report, lines, changed, label, i,
+                           indent, target))
 
     texts, joined = side_text(side)
     named = named_words(joined, only) if only is not None else None
@@ -132,7 +141,7 @@ def extract(
     while True:
         # A line naming a wanted word is read, and so is every line while a flag waits
         # for its value on a following line.
-        if pending is None:
+        if pending is None and block is None:
             while k < len(visits) and visits[k] <= i:
                 k += 1
             if k == len(visits):
@@ -147,6 +156,16 @@ def extract(
         if not stripped or stripped.startswith("#"):
             continue  # comment lines never set anything; a pending flag survives them
         code = code_part(text[:MAX_LINE])
+        if block is not None:
+            child = _CHILD_RE.match(code.rstrip())
+            if child is not None and len(child.group(1)) > block[2] and number(child.group(4)):
+                add(block[0], f"{block[1]} {child.group(3)}", (child.group(4), True), i,
+                    label=child.group(3))
+                continue
+            if len(text) - len(stripped) <= block[2]:
+                block = None
+            else:
+                continue
         if pending is not None:
             pname, praw, pline, pchanged, age = pending
             anchor = Setting(pname, praw, "", False, pline, (pline,), pchanged)
@@ -199,6 +218,9 @@ def extract(
                     elif rest and rest[0] not in "|>[{&*!":
                         add(name, raw, (rest[:200], "$" not in rest and "{{" not in rest), i,
                             label=label)
+                    elif not rest:
+                        # a mapping of per-metric values follows (`recovery_threshold:`)
+                        block = (name, raw, len(text) - len(stripped))
             for match in _FLOW_KEY_RE.finditer(code) if "{" in code or "}" in code else ():
                 name = normalize(match.group(1))
                 if wanted(name):
@@ -214,15 +236,11 @@ def extract(
                     add(name, match.group(2), scanned, i)
         if "=" not in code:
             continue
-        annotated = _PY_ANNOTATED_RE.match(code) if python else None
-        matches: Iterable[re.Match[str]] = (annotated,) if annotated else _ASSIGN_RE.finditer(code)
-        for match in matches:
-            raw = match.group(1).rsplit(".", 1)[-1]
-            name = normalize(raw)
-            if wanted(name):
-                scanned = scan_value(code, match.end(), words=not python)
-                if scanned is not None:
-                    add(name, raw, scanned, i)
+        for found in assignments(code, wanted, python):
+            if found.value is None:
+                pending = (found.name, found.raw, no, changed, 0)  # `x = Field(` then `0.7,`
+            else:
+                add(found.name, found.raw, found.value, i, target=found.target)
     return out
 
 
