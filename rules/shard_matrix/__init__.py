@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import textwrap
 from collections import Counter
@@ -36,6 +37,7 @@ _FLOW_LIST_RE = re.compile(r"^\s*(?:-\s+)?([\"']?)([A-Za-z_][\w.-]*)\1\s*:\s*\[(
 _FLOW_ENTRY_RE = re.compile(r"^\s*\{[^{}]*\}")
 _MATRIX = frozenset({"matrix", "test-matrix"})
 _NEUTRAL = frozenset({"blank", "comment"})
+_KEY_RE = re.compile(r"([A-Za-z_][\w-]*)\s*:")
 
 
 def _code(text: str) -> str:
@@ -59,7 +61,10 @@ class ShardMatrix(Rule):
     Flags
     -----
     Shard ids with gaps, duplicates or ids beyond the shard count (error), and changed
-    shard counts, matrix dimensions, `max-parallel` or `parallelism` (notice):
+    shard counts: the length of a shard-id list, a shard-size flag or key, sharded
+    `include` entries, Buildkite `parallelism` (notice, once per change). Build matrices
+    (Python or CUDA versions, runners, models, suites) partition no tests and are not
+    judged:
     ```yaml
     matrix:
       part: [0, 1, 2, 4]
@@ -95,7 +100,7 @@ class ShardMatrix(Rule):
             frozenset(normalize(k) for k in ctx.option("one_based_keys")),
             re.compile(rf"--(?:{flags})(?:=|\s+)[\"']?(\d+)\b") if flags else re.compile(r"(?!)"),
         )
-        counted = knob_filter((*sizes, "max-parallel", "parallelism"))
+        counted = knob_filter((*sizes, "parallelism"))
         union = shared_filter(ctx.config)
         for changed in ctx.files("workflow", "ci-config"):
             if not is_yaml(changed.path):
@@ -103,8 +108,9 @@ class ShardMatrix(Rule):
             views: dict[str, dict[int, YamlLine] | None] = {}  # whole base/head, on need
             yield from self._coverage(changed, opts, views)
             if changed.status not in ("added", "copied"):
-                for hunk in changed.hunks:
-                    yield from self._counts(changed, hunk, counted, union, views)
+                counts = [list(self._counts(changed, hunk, counted, union, views, opts))
+                          for hunk in changed.hunks]
+                yield from self._count_findings(changed, counts)
 
     def _coverage(
         self, changed: ChangedFile, opts: ShardOptions, views: dict[str, dict[int, YamlLine] | None]
@@ -193,17 +199,20 @@ class ShardMatrix(Rule):
 
     def _counts(
         self, changed: ChangedFile, hunk: Hunk, counted: KnobFilter, union: KnobFilter,
-        views: dict[str, dict[int, YamlLine] | None],
-    ) -> Iterator[Finding]:
-        items: dict[str, int] = {}  # description → first added line (0 when none)
+        views: dict[str, dict[int, YamlLine] | None], opts: ShardOptions,
+    ) -> Iterator[_Count]:
+        """Changed shard counts in one hunk: size knobs, id lists, sharded include entries."""
         for change in hunk_changes(changed, hunk, union):
             s = change.setting
-            numeric = all(c is None or number(c.value) is not None
-                          for c in (change.old, change.new))
+            old, new = (number(c.value) if c else None for c in (change.old, change.new))
+            numeric = all(c is None or v is not None
+                          for c, v in ((change.old, old), (change.new, new)))
             pairless = change.old is None or change.new is None
             if counted(s.name) and numeric and change.is_change and (
-                    not pairless or s.name in ("parallelism", "max-parallel")):
-                items.setdefault(change.describe(), change.new.line if change.new else 0)
+                    not pairless or s.name == "parallelism"):
+                line = change.new.line if change.new else 0
+                yield _Count(change.describe(), line, _job_at(changed, line, views),
+                             (old, new) if s.name in opts.sizes else None)
         lists: dict[str, list[int]] = {}
         deltas: Counter[str] = Counter()
         first: dict[str, int] = {}
@@ -223,13 +232,19 @@ class ShardMatrix(Rule):
                     continue
                 flow = _FLOW_LIST_RE.match(code) if line.kind == "key" else None
                 if flow:
+                    if normalize(flow.group(2)) not in opts.ids:
+                        continue  # python versions, runners, models: not a partition
                     count = len([v for v in flow.group(3).split(",") if v.strip()])
                     lists.setdefault(flow.group(2), [-1, -1])[sign > 0] = count
                     parent = flow.group(2)
                 elif line.item and line.path[-1:] == (ITEM,) and len(line.path) > 1:
-                    parent = line.path[-2]  # `- runner: …` under `include:`, `- "3.12"`
+                    parent = line.path[-2]  # `- runner: …` under `include:`, `- 3` under `part:`
+                    if normalize(parent) not in opts.ids and not _sharded_entry(known, line, opts):
+                        continue
                 elif line.kind == "block" and _FLOW_ENTRY_RE.match(code):
                     parent = line.path[-1]  # a `{ config: …, shard: 1 }` test-matrix entry
+                    if not _shard_keys(code, opts):
+                        continue
                 else:
                     continue
                 if not flow:
@@ -238,13 +253,31 @@ class ShardMatrix(Rule):
                     first.setdefault(parent, no)
         for key, (old, new) in lists.items():
             if old >= 0 and new >= 0 and old != new:
-                items.setdefault(f"{key} {old} → {new} values", first.get(key, 0))
+                line = first.get(key, 0)
+                yield _Count(f"{key} {old} → {new} values", line, _job_at(changed, line, views),
+                             None, (old, new))
         for key, delta in deltas.items():
             if delta:
                 noun = "entry" if abs(delta) == 1 else "entries"
-                items.setdefault(f"{key} {delta:+d} {noun}", first.get(key, 0))
-        if items:
-            lines = [n for n in items.values() if n]
+                line = first.get(key, 0)
+                yield _Count(f"{key} {delta:+d} {noun}", line, _job_at(changed, line, views))
+
+    def _count_findings(self, changed: ChangedFile, counts: list[list[_Count]]) -> \
+            Iterator[Finding]:
+        """One notice per change: a shard-count knob that moves together with the id list
+        it sizes (`part: [0, 1]` and `--auto-partition-size 2`) is one change, not two."""
+        lists = [(c, g) for g, group in enumerate(counts) for c in group if c.ids]
+        groups: list[list[_Count]] = [[] for _ in counts]
+        for g, group in enumerate(counts):
+            for count in group:
+                home = next((h for c, h in lists if count.size and c.ids == count.size
+                             and c.job == count.job), g)
+                groups[home].append(count if home == g else dataclasses.replace(count, line=0))
+        for group in groups:
+            items = dict.fromkeys(c.what for c in group)
+            if not items:
+                continue
+            lines = [c.line for c in group if c.line]
             yield self.finding(
                 f"Shard matrix changed: {'; '.join(items)}. Tests move between shards and "
                 "per-shard runtime changes: check the job timeout and that a runner exists "
@@ -252,6 +285,46 @@ class ShardMatrix(Rule):
                 file=changed, line=min(lines) if lines else None, severity=Severity.NOTICE,
                 key="counts|" + ";".join(sorted(items)),
             )
+
+
+@dataclasses.dataclass(frozen=True)
+class _Count:
+    """One changed shard count: its description, line, job and (old, new) sizes."""
+
+    what: str
+    line: int
+    job: str
+    size: tuple[float | None, float | None] | None = None  # a size knob's old → new
+    ids: tuple[float | None, float | None] | None = None  # an id list's old → new length
+
+
+def _shard_keys(text: str, opts: ShardOptions) -> bool:
+    return any(normalize(k) in opts.ids or normalize(k) in opts.sizes
+               for k in _KEY_RE.findall(text))
+
+
+def _sharded_entry(known: dict[int, YamlLine], line: YamlLine, opts: ShardOptions) -> bool:
+    """Whether a matrix include/exclude entry starting at `line` carries a shard key."""
+    if _shard_keys(line.text, opts):
+        return True
+    for n in range(line.number + 1, line.number + 40):
+        other = known.get(n)
+        if other is None or (other.kind not in _NEUTRAL and (
+                other.item or other.path[: len(line.path)] != line.path)):
+            return False
+        if other.kind == "key" and other.key is not None and _shard_keys(f"{other.key}:", opts):
+            return True
+    return False
+
+
+def _job_at(changed: ChangedFile, line: int,
+            views: dict[str, dict[int, YamlLine] | None]) -> str:
+    """The job (key under `jobs:`) of a head line, when the head text is known."""
+    whole = _view(changed, "head", views) if line else None
+    found = whole.get(line) if whole else None
+    if found is None or found.path[:1] != ("jobs",) or len(found.full_path) < 2:
+        return ""
+    return found.full_path[1]
 
 
 def _job(
