@@ -17,6 +17,7 @@ from collections.abc import Iterator
 
 from bot.core.snapshot import ChangedFile
 from rules.analysis.lines import MAX_LINE, code_part, indent_width, known_lines
+from rules.silenced_test.test_commands import Runs, side_runs
 
 _SCAN = 300  # lines a structure lookup walks back before giving up
 
@@ -144,14 +145,23 @@ class KnownLines:
 class SilencingView(KnownLines):
     """Known lines plus what silenced-test pre-computes per file: which hints occur."""
 
-    def __init__(self, changed: ChangedFile, known: str, lowered: str) -> None:
+    def __init__(self, changed: ChangedFile, known: str, lowered: str, moved: Counter[str],
+                 failing: bool) -> None:
         super().__init__(changed)
-        self.moved = Counter(ln.text.strip() for ln in changed.removed_lines)
+        self.moved = moved  # removed lines of the whole PR: a line added back was moved
+        self.failing = failing  # the PR says it silences tests because they fail
         # Which hints occur at all: most files have none, so most lines skip every regex.
         self.hints = tuple(h for h in _YAML_HINTS if h in lowered)
         self.skippy = any(h in lowered for h in _SKIP_HINTS)
         self.args = any(h in known for h in ARG_HINTS)
         self._runs: Counter[str] | None = None
+        self._side_runs: dict[str, Runs] = {}
+
+    def runs_of(self, which: str) -> Runs:
+        """The test commands the base or head side of this file runs (parsed on need)."""
+        if which not in self._side_runs:
+            self._side_runs[which] = side_runs(self.changed, which)
+        return self._side_runs[which]
 
     def runs(self, target: str) -> int:
         """How often `target` appears in this file other than as an --ignore/--deselect value."""
