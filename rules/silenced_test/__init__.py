@@ -15,6 +15,7 @@ from rules.analysis.yamlscan import is_yaml
 from rules.base import Rule, RuleContext
 from rules.silenced_test.commented import commented_hit
 from rules.silenced_test.gates import says_failing, tracked
+from rules.silenced_test.go_tests import go_hits
 from rules.silenced_test.line_structure import ANY_HINT, SilencingView
 from rules.silenced_test.silencing_detectors import (
     SILENCE_REASON_RE,
@@ -35,7 +36,7 @@ def _suffix(changed: ChangedFile) -> str:
     path = changed.path.lower()
     if is_yaml(path):
         return ".yaml"
-    found = next((s for s in (".py", ".txt", ".sh") if path.endswith(s)), "")
+    found = next((s for s in (".py", ".txt", ".sh", ".go") if path.endswith(s)), "")
     if not found and changed.surface == "ci-script" and "." not in path.rsplit("/", 1)[-1]:
         return ".sh"
     return found
@@ -75,6 +76,8 @@ def _hits(view: SilencingView) -> Iterator[Hit]:
         hits = list(arg_hits(view, n, text))
         if suffix == ".py":
             hits += python_hits(view, n, text, stripped)
+        elif suffix == ".go":
+            hits += go_hits(view, n, text)
         elif yaml:
             hits += yaml_hits(view, n, text)
         for hit in hits:
@@ -159,7 +162,11 @@ class SilencedTest(Rule):
         links = DescriptionLinks.of(ctx.snapshot.body)
         failing = says_failing(ctx.snapshot.title, ctx.snapshot.body, SILENCE_REASON_RE)
         moved: Counter[str] | None = None
-        for changed in ctx.files(*ctx.option("surfaces")):
+        surfaces = ctx.option("surfaces")
+        # Go tests live beside the code they test, outside the test directories.
+        go_tests = [f for f in ctx.snapshot.files if f.path.endswith("_test.go") and
+                    f.surface not in surfaces and f.status != "removed" and not f.binary]
+        for changed in [*ctx.files(*surfaces), *go_tests]:
             known = _known_text(changed)
             lowered = known.lower()
             if "#" not in changed.added_text and not any(hint in lowered for hint in ANY_HINT):

@@ -26,6 +26,7 @@ from rules.silenced_test.line_structure import (
     YAML_KEY_RE,
     SilencingView,
 )
+from rules.silenced_test.steps import in_env, side_step, test_entry
 
 NOT_RUN = "so the test no longer runs in CI"
 _RERUN = "so failures are retried until they pass and the flakiness stays hidden"
@@ -38,7 +39,8 @@ _MARKER_RE = re.compile(
     r"|(?<![\w.])retry\s*\(|\bdisabled\s*=\s*(?!None\b|False\b)\S"
 )
 _DEF_RE = re.compile(r"^\s*(?:async\s+)?def\s+(\w+)|^\s*class\s+(\w+)")
-_REGISTER_RE = re.compile(r"\bregister_\w+_ci\b")
+# Calls that define a test or CI suite entry: `disabled=…` on them turns the test off.
+_REGISTER_RE = re.compile(r"\bregister_\w+_ci\b|\b\w*(?:Test|test|Suite|suite)\w*(?=\s*\()")
 # Words that make a skip on a brand-new test a silenced failure, not a capability gate.
 SILENCE_REASON_RE = re.compile(
     r"flak\w*|\bfail\w*|broken|\bbreak\w*|\bhang\w*|time[ds]? ?out|\boom\b|out of memory|"
@@ -140,7 +142,9 @@ def _marker_hit(view: SilencingView, n: int, text: str, kind: str) -> Iterator[H
         if register is None:
             return
         kind = f"{register.group(0)}(disabled=…)"
-        target = (view.changed.path.rsplit("/", 1)[-1].removesuffix(".py"), 0)
+        named = _strings(text)
+        target = ((named[0] if named and not register.group(0).startswith("register_") else
+                   view.changed.path.rsplit("/", 1)[-1].removesuffix(".py")), 0)
     elif "pytest.param(" in text or "marks=" in text:
         target, where = (stripped[:60], 0 if view.counterpart(n, text) else n), \
             f" on `{stripped[:60]}`"
@@ -183,7 +187,8 @@ def yaml_hits(view: SilencingView, n: int, text: str) -> Iterator[Hit]:
         name, value = key.group("key"), code_part(key.group("val") or "").strip()
         norm = name.lower().replace("-", "_")
         falsy = bool(value) and bool(_FALSE_RE.match(value))
-        if norm == "continue_on_error" and _TRUE_RE.match(value):
+        parent = _parent_name(view, n)
+        if norm == "continue_on_error" and _TRUE_RE.match(value) and not side_step(view, n):
             yield Hit(n, "`continue-on-error: true`", "so the job can " + _UNSEEN.format(
                 "workflow"))
         elif norm == "if" and _IF_FALSE_RE.match(value):
@@ -195,12 +200,18 @@ def yaml_hits(view: SilencingView, n: int, text: str) -> Iterator[Hit]:
         elif norm == "automatic" and not falsy and _parent_name(view, n) in ("retry", None):
             detail = value or ", ".join(_following(view, n, "exit_status", "limit"))
             yield Hit(n, f"Buildkite automatic `retry` ({detail or 'any failure'})", _RERUN)
+        elif in_env(parent, name):
+            pass  # an environment variable whose name contains SKIP: a setting
         elif norm == "skip" and value and not falsy:
             yield Hit(n, f"Buildkite `skip: {value[:80]}`", "so the step no longer runs")
         elif re.fullmatch(r"(?:skip|disable)_?tests?", norm) and _TRUE_RE.match(value):
             yield Hit(n, f"`{name}: true`", NOT_RUN)
+        elif norm in ("enabled", "disabled") and (falsy if norm == "enabled" else bool(
+                _TRUE_RE.match(value))) and (entry := test_entry(view, n)):
+            yield Hit(n, f"`{name}: {value}`", NOT_RUN, entry[:60].lstrip("- "),
+                      where=f" on `{entry[:60].lstrip('- ')}`", medium=True)
         elif skip_name(name) and value and not (falsy or _TRUE_RE.match(value)) and \
-                _parent_name(view, n) not in ("matrix", "with"):
+                parent not in ("matrix", "with"):
             old = set(re.split(r"[\s,\[\]\"']+", view.counterpart(n, text).split(":", 1)[-1]))
             new = [s for s in re.split(r"[\s,\[\]\"']+", value) if s and s not in old]
             if new:
@@ -208,10 +219,10 @@ def yaml_hits(view: SilencingView, n: int, text: str) -> Iterator[Hit]:
         if key.group("dash") is None:
             return
     item = _YAML_ITEM_RE.match(text) if view.skippy else None
-    if item and (parent := view.parent(n, yaml=True)) and skip_name(parent[0]) and \
-            _parent_name(view, parent[1]) not in ("matrix", "with"):  # shapes a matrix, inputs
+    if item and (holder := view.parent(n, yaml=True)) and skip_name(holder[0]) and \
+            _parent_name(view, holder[1]) not in ("matrix", "with"):  # shapes a matrix, inputs
         entry = code_part(item.group(1)).strip().strip("\"'")[:80]
-        yield Hit(n, f"`{entry}`", NOT_RUN, entry, where=f" to `{parent[0]}`")
+        yield Hit(n, f"`{entry}`", NOT_RUN, entry, where=f" to `{holder[0]}`")
 
 
 def _parent_name(view: SilencingView, n: int) -> str | None:
