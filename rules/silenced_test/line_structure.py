@@ -33,7 +33,7 @@ _GENERIC_KEYS = frozenset({"steps", "jobs", "with", "env", "retry", "automatic",
 # Cheap substring tests that let almost every line skip the regexes (200k-line PRs).
 _YAML_HINTS = ("skip", "xfail", "flaky", "retry", "disabled", "expectedfailure", "exclu",
                "quarant", "blocklist", "denylist", "blacklist", "ignore", "known_fail",
-               "continue", "if:", "soft_fail", "automatic", "enabled")
+               "continue", "if:", "soft_fail", "automatic", "enabled", "require")
 ARG_HINTS = ("--ignore", "--deselect", "-k", "--reruns")
 _SKIP_HINTS = ("skip", "exclu", "disable", "quarant", "blocklist", "denylist", "blacklist",
                "xfail", "flaky", "ignore", "known_fail")
@@ -43,7 +43,8 @@ _SKIP_HINTS = ("skip", "exclu", "disable", "quarant", "blocklist", "denylist", "
 ANY_HINT = ("skip", "xfail", "flaky", "retry", "disable", "expectedfailure", "exclu",
              "quarant", "blocklist", "denylist", "blacklist", "ignore", "known_fail",
              "continue", "if:", "soft_fail", "automatic", "--deselect", "-k", "--reruns",
-             "enabled", "xit(", "pit(", "xdescribe(", "pdescribe(", "xcontext(", "pcontext(")
+             "enabled", "require", "xit(", "pit(", "xdescribe(", "pdescribe(", "xcontext(",
+             "pcontext(")
 IGNORE_ARG_RE = re.compile(
     r"(?P<flag>--ignore(?:-glob)?|--deselect)(?:=|\s+)(?P<v>[^\s\"',;)\]\\]+)"
 )

@@ -34,7 +34,8 @@ _UNSEEN = "fail without failing the {} and the failure goes unnoticed instead of
 
 _MARKER_RE = re.compile(
     r"@?pytest\.mark\.(?:skip|skipif|xfail|flaky)\b|@?unittest\.(?:skip\w*|expectedFailure)\b"
-    r"|^\s*@(?:[\w.]+\.)?(?:skip\w*|xfail\w*|expected_?[Ff]ailure\w*|flaky\w*|retry\w*)\b"
+    r"|^\s*@(?:[\w.]+\.)?(?:skip\w*|xfail\w*|expected_?[Ff]ailure\w*|flaky\w*|retry\w*|"
+    r"requires?_\w+)\b"
     r"|\bpytest\.(?:skip|xfail)\s*\(|\bskipTest\s*\(|\braise\s+(?:unittest\.)?SkipTest\b"
     r"|(?<![\w.])retry\s*\(|\bdisabled\s*=\s*(?!None\b|False\b)\S"
 )
