@@ -15,8 +15,8 @@ from bot.errors import PermanentError, RetryableError
 from bot.github.calls import GitHubError
 from bot.github.drive_async import AsyncDriver
 from bot.github.publish import fail_check
-from bot.github.pull import get_pull
-from bot.github.review import ReviewRequest, review_pull_request
+from bot.github.pull import fetch_config, get_pull
+from bot.github.review import ReviewRequest, load_config, review_pull_request
 from bot.store import Store
 from rules import ALL_RULES, option_specs
 
@@ -87,10 +87,13 @@ async def _record_crash(ctx: AppContext, installation: int, owner: str, repo: st
     try:
         driver = await ctx.driver(installation)
         pull = await driver.run(get_pull(owner, repo, number))
+        text = await driver.run(fetch_config(owner, repo, pull["base"]["repo"]["default_branch"]))
+        config, _ = load_config(text, option_specs())  # a bad file: the defaults (neutral)
         state = await driver.run(fail_check(
             owner, repo, pull["head"]["sha"], ctx.store.get_pr_state(full_name, number),
             summary=f"The review could not complete ({type(exc).__name__}). It will run "
                     "again on the next push, or comment `/stability review`.",
+            conclusion=config.on_error,
         ))
         ctx.store.put_pr_state(full_name, number, state)
     except Exception:  # reporting the failure must not hide the original one

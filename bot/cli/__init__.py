@@ -23,12 +23,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "logs": ("bot.cli.logs", "find the root-cause line of a CI log (`logs extract FILE`)"),
     "runs": ("bot.cli.runs", "search or backfill the index of failing CI runs"),
     "eval": ("bot.cli.eval", "precision/recall on a labeled corpus of real PRs (or --logs)"),
+    "app": ("bot.cli.app_register", "register the GitHub App from app.yaml (`app register`)"),
+    "action": ("bot.cli.action", "run as the GitHub Action (action.yml)"),
     "advise": ("bot.cli.advise", "explain related failing CI runs with the LLM advisor"),
     "serve": ("bot.cli.serve", "run the GitHub App (webhooks, workers, /healthz, /metrics)"),
     "replay": ("bot.cli.replay", "drive one webhook payload through the App pipeline"),
 }
 
-LONG_RUNNING = frozenset({"serve", "replay"})
+LONG_RUNNING = frozenset({"serve", "replay", "app"})
 
 USAGE = "usage: ci-stability <command> [options]\n\ncommands:\n" + "".join(
     f"  {name:<10} {help_}\n" for name, (_, help_) in COMMANDS.items()

@@ -7,15 +7,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from bot.cli.terminal import write_segments
 from bot.core.config import Config
 from bot.core.findings import Severity
 from bot.core.report import Report
 from bot.core.rule import Rule
-from bot.render import render
+from bot.render import render, text
 from rules import ALL_RULES, RULES_BY_ID
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
-FAIL_LEVELS = ("none", "notice", "warning", "error")
+# `any` and `info` are reviewdog's names: any finding fails; `info` is our `notice`.
+FAIL_LEVELS = ("none", "any", "info", "notice", "warning", "error")
+_FAIL_ALIASES = {"any": "notice", "info": "notice"}
 ACTIONS_BOT = "github-actions[bot]"
 
 
@@ -38,7 +41,8 @@ def exit_code(report: Report, fail_level: str | None, config: Config) -> int:
     if fail_level is None:
         threshold = config.fail_on
     else:
-        threshold = None if fail_level == "none" else Severity.parse(fail_level)
+        level = _FAIL_ALIASES.get(fail_level, fail_level)
+        threshold = None if level == "none" else Severity.parse(level)
     worst = report.worst()
     found = threshold is not None and worst is not None and worst >= threshold
     return EXIT_FINDINGS if found else EXIT_OK
@@ -46,6 +50,9 @@ def exit_code(report: Report, fail_level: str | None, config: Config) -> int:
 
 def write_output(report: Report, fmt: str, output: str | None) -> None:
     """Render in `fmt` (SARIF documents every registered rule) to a file or stdout."""
+    if fmt == "text" and not output:
+        write_segments(text.segments(report), sys.stdout)  # coloured on a terminal
+        return
     rendered = render(report, fmt, ALL_RULES)
     if output:
         Path(output).write_text(rendered, encoding="utf-8")

@@ -24,7 +24,13 @@ from bot.core.snapshot import PullRequestSnapshot
 from bot.core.surfaces import classify, surface_table
 from bot.render import FORMATS
 from bot.sources import SourceError
-from bot.sources.git import read_file_at, snapshot_from_git, split_range
+from bot.sources.git import (
+    git_root,
+    read_file_at,
+    snapshot_from_git,
+    snapshot_from_index,
+    split_range,
+)
 from bot.sources.patch import snapshot_from_patch
 from bot.sources.prjson import snapshot_from_pr_json
 from rules import option_specs
@@ -41,12 +47,15 @@ def build_parser() -> argparse.ArgumentParser:
     source.add_argument("--patch", metavar="FILE", help="unified diff file, or - for stdin")
     source.add_argument("--git", metavar="BASE..HEAD", help="a range in a local checkout")
     source.add_argument("--pr", metavar="FILE", help="PR JSON (GitHub PR + files shapes)")
+    source.add_argument("--staged", action="store_true",
+                        help="the staged changes in --repo (for pre-commit)")
     add_github_arguments(parser, source)
     parser.add_argument("--repo", metavar="DIR", default=".", help="checkout for --git")
     parser.add_argument("--title", help="PR title (for --patch / --git)")
     parser.add_argument("--body-file", metavar="FILE", help="PR description (for --patch / --git)")
     parser.add_argument("--config", metavar="FILE", help=f"config file (default: {CONFIG_PATH} "
-                        "at the base revision with --git)")
+                        "at the base revision with --git, at HEAD with --staged, else in the "
+                        "work tree of the current git repository)")
     parser.add_argument("--format", choices=FORMATS, default="text")
     parser.add_argument("--fail-level", choices=FAIL_LEVELS,
                         help="exit 1 when a finding is at or above this level "
@@ -74,24 +83,40 @@ def _body(args: argparse.Namespace) -> str:
     return _read(args.body_file)[:MAX_BODY_BYTES].decode("utf-8", "replace")
 
 
-def _load_config(args: argparse.Namespace) -> Config:
-    text: str | None = None
-    source = args.config or CONFIG_PATH
+def _find_config(args: argparse.Namespace) -> tuple[str | None, str]:
+    """The config's text and where it came from: never the PR's own head version."""
     if args.config:
-        text = _read(args.config).decode("utf-8", "replace")
-    elif args.git:
+        return _read(args.config).decode("utf-8", "replace"), args.config
+    if args.git:
         base, _ = split_range(args.git, Path(args.repo))
-        text = read_file_at(Path(args.repo), base, CONFIG_PATH)
+        return read_file_at(Path(args.repo), base, CONFIG_PATH), f"{base}:{CONFIG_PATH}"
+    if args.staged:
+        return read_file_at(Path(args.repo), "HEAD", CONFIG_PATH), f"HEAD:{CONFIG_PATH}"
+    root = git_root(Path.cwd())
+    path = root / CONFIG_PATH if root is not None else None
+    if path is None or not path.is_file():
+        return None, CONFIG_PATH
+    return path.read_bytes().decode("utf-8", "replace"), str(path)
+
+
+def _load_config(args: argparse.Namespace) -> Config:
+    text, source = _find_config(args)
     if text is None:
         return Config()
-    return parse_config(text, option_specs(), source=source)
+    config = parse_config(text, option_specs(), source=source)
+    if not args.config:  # found, not given: say which file shaped the review
+        sys.stderr.write(f"ci-stability review: using the config {source}\n")
+    return config
 
 
 def _snapshot(args: argparse.Namespace, config: Config) -> PullRequestSnapshot:
+    table = surface_table(config.surfaces)
     if args.patch:
         snapshot = snapshot_from_patch(_read(args.patch))
+    elif args.staged:
+        snapshot = snapshot_from_index(
+            Path(args.repo), lambda path: classify(path, table) is not None)
     elif args.git:
-        table = surface_table(config.surfaces)
         snapshot = snapshot_from_git(
             args.git, Path(args.repo), lambda path: classify(path, table) is not None
         )

@@ -73,7 +73,7 @@ def _bot_login(args: argparse.Namespace) -> str:
     return str(login)
 
 
-def _explain(exc: GitHubError, target: str) -> str:
+def explain(exc: GitHubError, target: str) -> str:
     if exc.status == 401:
         return "GitHub rejected the token (401 Bad credentials): check GITHUB_TOKEN"
     if exc.status == 404:
@@ -108,7 +108,7 @@ def run(args: argparse.Namespace, driver: SyncDriver | None = None) -> int:
         request = ReviewRequest(
             owner, repo, number, rules=select_rules(args.rules), option_specs=option_specs(),
             bot_login=bot_login, publish=bool(args.post), force=True, early_check=False,
-            config_text=config_text,
+            config_text=config_text, buttons=False,  # no App here to answer the button
         )
     except UsageError as exc:
         err.write(f"ci-stability review: {exc}\n")
@@ -119,7 +119,7 @@ def run(args: argparse.Namespace, driver: SyncDriver | None = None) -> int:
     try:
         outcome = driver.run(review_pull_request(request, None))
     except GitHubError as exc:
-        err.write(f"ci-stability review: {_explain(exc, target)}\n")
+        err.write(f"ci-stability review: {explain(exc, target)}\n")
         return 2
     except RetryableError as exc:
         err.write(f"ci-stability review: GitHub is unavailable or rate-limiting ({exc}); "

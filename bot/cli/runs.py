@@ -17,6 +17,7 @@ from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 from typing import Any, NoReturn, TextIO
 
+from bot.cli.terminal import StatusLine
 from bot.core.snapshot import ChangedFile, PullRequestSnapshot
 from bot.evidence.actions_backfill import backfill_github
 from bot.evidence.buildkite_backfill import backfill_buildkite
@@ -150,24 +151,6 @@ def _job_text(job: JobRecord) -> str:
 
 
 # -- backfill -------------------------------------------------------------------------------
-class _Progress:
-    """One self-overwriting status line on a terminal; silent otherwise."""
-
-    def __init__(self, stream: TextIO) -> None:
-        self.stream = stream
-        self.live = stream.isatty()
-
-    def __call__(self, text: str) -> None:
-        if self.live:
-            self.stream.write("\r\x1b[2K" + text[:200])
-            self.stream.flush()
-
-    def done(self) -> None:
-        if self.live:
-            self.stream.write("\r\x1b[2K")
-            self.stream.flush()
-
-
 def _token(*names: str) -> str:
     for name in names:
         value = os.environ.get(name, "").strip()
@@ -188,7 +171,7 @@ def _backfill(args: argparse.Namespace, now: datetime, out: TextIO) -> int:
         raise _UsageError("backfill needs --github OWNER/REPO or --buildkite ORG/PIPELINE")
     if args.workflow and not args.github:
         raise _UsageError("--workflow only applies to --github")
-    progress = _Progress(sys.stderr)
+    progress = StatusLine(sys.stderr)
     index = _open(args)
     try:
         if args.github:
@@ -213,7 +196,7 @@ def _backfill(args: argparse.Namespace, now: datetime, out: TextIO) -> int:
 
 
 def _github(args: argparse.Namespace, index: SqliteFailureIndex, now: datetime,
-            progress: _Progress) -> str:
+            progress: StatusLine) -> str:
     owner, name = _split(args.github, "OWNER/REPO")
     token = _token("GITHUB_TOKEN", "GH_TOKEN")
     base_url = os.environ.get("GITHUB_API_URL", "").strip() or "https://api.github.com"
@@ -227,7 +210,7 @@ def _github(args: argparse.Namespace, index: SqliteFailureIndex, now: datetime,
 
 
 def _buildkite(args: argparse.Namespace, index: SqliteFailureIndex, now: datetime,
-               progress: _Progress) -> str:
+               progress: StatusLine) -> str:
     import aiohttp
 
     org, pipeline = _split(args.buildkite, "ORG/PIPELINE")

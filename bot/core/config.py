@@ -7,24 +7,23 @@ and a traceback tells them nothing.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import yaml
 
 from bot.core.config_defaults import DEFAULT_DEDUP_HEADING, DEFAULT_KNOBS
-from bot.core.findings import Severity
-from bot.core.globs import validate_glob
+from bot.core.config_reader import FAILED as _FAILED
+from bot.core.config_reader import ConfigError as ConfigError  # re-exported: the public name
+from bot.core.config_reader import Exhausted, Reader, close_match
+from bot.core.findings import Confidence, Severity
 from bot.core.surfaces import SURFACES
 
 CONFIG_PATH = ".github/ci-stability.yml"
 MAX_CONFIG_BYTES = 256 * 1024
 _MAX_NODES = 20_000  # guards against alias bombs: composed YAML shares nodes
-
-class ConfigError(ValueError):
-    """A configuration problem, already phrased for the person who wrote the file."""
-
 
 @dataclass(frozen=True)
 class RuleSettings:
@@ -49,8 +48,14 @@ class Config:
     fail_on: Severity | None = Severity.ERROR
     ignores: tuple[Ignore, ...] = ()
     review_drafts: bool = False
+    # The check's conclusion when the review itself crashes: `neutral` does not block a
+    # merge behind a required check (fail open); `failure` does (fail closed).
+    on_error: str = "neutral"
     # The LLM advisor, for this repository; it also needs the operator's model settings.
     advisor: bool = False
+    # Findings below this confidence are not reported at all (medium: report everything;
+    # the medium ones go to the summary, collapsed, never inline).
+    min_confidence: Confidence = Confidence.MEDIUM
     source: str | None = None
 
     def settings(self, rule_id: str) -> RuleSettings:
@@ -64,84 +69,10 @@ class Config:
 RuleOptionSpecs = Mapping[str, Mapping[str, Any]]
 
 
-def _where(node: yaml.Node) -> str:
-    return f"line {node.start_mark.line + 1}"
-
-
-class _Reader:
-    def __init__(self, source: str) -> None:
-        self.source = source
-        self.visited = 0
-
-    def fail(self, node: yaml.Node, key: str, message: str) -> ConfigError:
-        return ConfigError(f"{self.source}:{node.start_mark.line + 1}: `{key}`: {message}")
-
-    def plain(self, node: yaml.Node, key: str) -> Any:
-        """Convert a node to Python data with a node budget (no alias bombs)."""
-        self.visited += 1
-        if self.visited > _MAX_NODES:
-            raise self.fail(node, key, "too many values (aliases expand too far)")
-        if isinstance(node, yaml.ScalarNode):
-            return yaml.constructor.SafeConstructor().construct_object(node)
-        if isinstance(node, yaml.SequenceNode):
-            return [self.plain(item, key) for item in node.value]
-        if isinstance(node, yaml.MappingNode):
-            return {self.plain(k, key): self.plain(v, key) for k, v in node.value}
-        raise self.fail(node, key, "unsupported YAML value")
-
-    def mapping(self, node: yaml.Node, key: str) -> list[tuple[str, yaml.Node, yaml.Node]]:
-        if not isinstance(node, yaml.MappingNode):
-            raise self.fail(node, key, "expected a mapping")
-        items: list[tuple[str, yaml.Node, yaml.Node]] = []
-        for knode, vnode in node.value:
-            if not isinstance(knode, yaml.ScalarNode):
-                raise self.fail(knode, key, "keys must be plain strings")
-            items.append((str(knode.value), knode, vnode))
-        return items
-
-    def string(self, node: yaml.Node, key: str) -> str:
-        value = self.plain(node, key)
-        if not isinstance(value, str) or not value.strip():
-            raise self.fail(node, key, "expected a non-empty string")
-        return value
-
-    def boolean(self, node: yaml.Node, key: str) -> bool:
-        value = self.plain(node, key)
-        if not isinstance(value, bool):
-            raise self.fail(node, key, f"expected true or false, got {value!r}")
-        return value
-
-    def strings(self, node: yaml.Node, key: str) -> tuple[str, ...]:
-        if isinstance(node, yaml.ScalarNode):
-            return (self.string(node, key),)
-        if not isinstance(node, yaml.SequenceNode):
-            raise self.fail(node, key, "expected a list of strings")
-        return tuple(self.string(item, key) for item in node.value)
-
-    def globs(self, node: yaml.Node, key: str) -> tuple[str, ...]:
-        globs = self.strings(node, key)
-        for glob in globs:
-            problem = validate_glob(glob)
-            if problem:
-                raise self.fail(node, key, problem)
-        return globs
-
-    def severity(self, node: yaml.Node, key: str) -> Severity:
-        try:
-            return Severity.parse(self.string(node, key))
-        except ValueError as exc:
-            raise self.fail(node, key, str(exc)) from None
-
-
-def _close_match(name: str, known: Sequence[str]) -> str:
-    import difflib
-
-    guesses = difflib.get_close_matches(name, list(known), n=1)
-    return f" (did you mean `{guesses[0]}`?)" if guesses else ""
-
-
 _TOP_KEYS = ("version", "fail_on", "rules", "surfaces", "knobs", "extra_knobs",
-             "dedup_heading", "ignore", "review_drafts", "advisor")
+             "dedup_heading", "ignore", "review_drafts", "on_error", "advisor",
+             "min_confidence")
+ON_ERROR = ("neutral", "failure")
 
 
 def parse_config(text: str, specs: RuleOptionSpecs, source: str = CONFIG_PATH) -> Config:
@@ -157,91 +88,114 @@ def parse_config(text: str, specs: RuleOptionSpecs, source: str = CONFIG_PATH) -
         raise ConfigError(f"{source}{where}: not valid YAML: {problem}") from None
     if root is None:
         return Config(source=source)
-    reader = _Reader(source)
+    reader = Reader(source, _MAX_NODES)
     values: dict[str, Any] = {"source": source}
-    knobs: list[str] = list(DEFAULT_KNOBS)
-    extra_knobs: list[str] = []
-    for key, knode, vnode in reader.mapping(root, "(top level)"):
-        if key not in _TOP_KEYS:
-            raise reader.fail(knode, key, "unknown key" + _close_match(key, _TOP_KEYS))
-        if key == "version":
-            if reader.plain(vnode, key) != 1:
-                raise reader.fail(vnode, key, "only version 1 is supported")
-        elif key == "fail_on":
-            raw = reader.string(vnode, key)
-            if raw.strip().lower() == "none":
-                values["fail_on"] = None
-            elif raw.strip().upper() in Severity.__members__:
-                values["fail_on"] = Severity.parse(raw)
-            else:
-                raise reader.fail(vnode, key,
-                                  f"expected error, warning, notice or none, got {raw!r}")
-        elif key == "rules":
-            values["rules"] = _parse_rules(reader, vnode, specs)
-        elif key == "surfaces":
-            surfaces: dict[str, tuple[str, ...]] = {}
-            for name, sknode, gnode in reader.mapping(vnode, key):
-                if name not in SURFACES:
-                    raise reader.fail(
-                        sknode, f"surfaces.{name}",
-                        f"unknown surface (known: {', '.join(SURFACES)})",
-                    )
-                surfaces[name] = reader.globs(gnode, f"surfaces.{name}")
-            values["surfaces"] = surfaces
-        elif key == "knobs":
-            knobs = list(reader.strings(vnode, key))
-        elif key == "extra_knobs":
-            extra_knobs = list(reader.strings(vnode, key))
-        elif key == "dedup_heading":
-            pattern = reader.string(vnode, key)
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise reader.fail(vnode, key, f"not a valid regular expression: {exc}") from None
-            values["dedup_heading"] = pattern
-        elif key == "ignore":
-            values["ignores"] = _parse_ignores(reader, vnode, specs)
-        elif key == "review_drafts":
-            values["review_drafts"] = reader.boolean(vnode, key)
-        elif key == "advisor":
-            values["advisor"] = reader.boolean(vnode, key)
-    values["knobs"] = tuple(k.strip().lower().replace("_", "-") for k in knobs + extra_knobs)
+    try:
+        for key, knode, vnode in reader.mapping(root, "(top level)"):
+            if key not in _TOP_KEYS:
+                reader.problems.extend(reader.fail(
+                    knode, key, "unknown key" + close_match(key, _TOP_KEYS)).problems)
+                continue
+            value = reader.attempt(partial(_top_value, reader, key, vnode, specs))
+            if value is not _FAILED and key != "version":
+                values[key] = value
+    except Exhausted as exc:
+        reader.problems.extend(exc.problems)
+    if reader.problems:
+        raise ConfigError("\n".join(reader.problems), reader.problems)
+    knobs = list(values.pop("knobs", DEFAULT_KNOBS)) + list(values.pop("extra_knobs", ()))
+    values["knobs"] = tuple(k.strip().lower().replace("_", "-") for k in knobs)
+    if "ignore" in values:
+        values["ignores"] = values.pop("ignore")
     return Config(**values)
 
 
+def _top_value(reader: Reader, key: str, vnode: yaml.Node, specs: RuleOptionSpecs) -> Any:
+    """The parsed value of one top-level key (raises ConfigError naming key and line)."""
+    if key == "version":
+        if reader.plain(vnode, key) != 1:
+            raise reader.fail(vnode, key, "only version 1 is supported")
+        return 1
+    if key == "fail_on":
+        raw = reader.string(vnode, key)
+        if raw.strip().lower() == "none":
+            return None
+        if raw.strip().upper() in Severity.__members__:
+            return Severity.parse(raw)
+        raise reader.fail(vnode, key, f"expected error, warning, notice or none, got {raw!r}")
+    if key == "on_error":
+        raw = reader.string(vnode, key).strip().lower()
+        if raw not in ON_ERROR:
+            raise reader.fail(vnode, key, f"expected {' or '.join(ON_ERROR)}, got {raw!r}")
+        return raw
+    if key == "min_confidence":
+        raw = reader.string(vnode, key)
+        try:
+            return Confidence.parse(raw)
+        except ValueError as exc:
+            raise reader.fail(vnode, key, str(exc)) from None
+    if key == "rules":
+        return _parse_rules(reader, vnode, specs)
+    if key == "surfaces":
+        surfaces: dict[str, tuple[str, ...]] = {}
+        for name, sknode, gnode in reader.mapping(vnode, key):
+            if name not in SURFACES:
+                raise reader.fail(sknode, f"surfaces.{name}",
+                                  f"unknown surface (known: {', '.join(SURFACES)})")
+            surfaces[name] = reader.globs(gnode, f"surfaces.{name}")
+        return surfaces
+    if key in ("knobs", "extra_knobs"):
+        return reader.strings(vnode, key)
+    if key == "dedup_heading":
+        pattern = reader.string(vnode, key)
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise reader.fail(vnode, key, f"not a valid regular expression: {exc}") from None
+        return pattern
+    if key == "ignore":
+        return _parse_ignores(reader, vnode, specs)
+    return reader.boolean(vnode, key)  # review_drafts, advisor
+
+
 def _parse_rules(
-    reader: _Reader, node: yaml.Node, specs: RuleOptionSpecs
+    reader: Reader, node: yaml.Node, specs: RuleOptionSpecs
 ) -> dict[str, RuleSettings]:
     rules: dict[str, RuleSettings] = {}
     for rule_id, knode, vnode in reader.mapping(node, "rules"):
-        where = f"rules.{rule_id}"
-        if rule_id not in specs:
-            raise reader.fail(knode, where, "unknown rule" + _close_match(rule_id, list(specs)))
-        if isinstance(vnode, yaml.ScalarNode):
-            # Shorthands: `rule-id: false` / `rule-id: error`.
-            value = reader.plain(vnode, where)
-            if isinstance(value, bool):
-                rules[rule_id] = RuleSettings(enabled=value)
-                continue
-            rules[rule_id] = RuleSettings(severity=reader.severity(vnode, where))
-            continue
-        settings: dict[str, Any] = {}
-        for key, sknode, svnode in reader.mapping(vnode, where):
-            if key == "enabled":
-                settings["enabled"] = reader.boolean(svnode, f"{where}.enabled")
-            elif key == "severity":
-                settings["severity"] = reader.severity(svnode, f"{where}.severity")
-            elif key == "options":
-                settings["options"] = _parse_options(reader, svnode, where, specs[rule_id])
-            else:
-                raise reader.fail(sknode, f"{where}.{key}",
-                                  "unknown key (expected enabled, severity, options)")
-        rules[rule_id] = RuleSettings(**settings)
+        settings = reader.attempt(partial(_parse_rule, reader, rule_id, knode, vnode, specs))
+        if settings is not _FAILED:
+            rules[rule_id] = settings
     return rules
 
 
+def _parse_rule(reader: Reader, rule_id: str, knode: yaml.Node, vnode: yaml.Node,
+                specs: RuleOptionSpecs) -> RuleSettings:
+    where = f"rules.{rule_id}"
+    if rule_id not in specs:
+        raise reader.fail(knode, where, "unknown rule" + close_match(rule_id, list(specs)))
+    if isinstance(vnode, yaml.ScalarNode):
+        # Shorthands: `rule-id: false` / `rule-id: error`.
+        value = reader.plain(vnode, where)
+        if isinstance(value, bool):
+            return RuleSettings(enabled=value)
+        return RuleSettings(severity=reader.severity(vnode, where))
+    settings: dict[str, Any] = {}
+    for key, sknode, svnode in reader.mapping(vnode, where):
+        if key == "enabled":
+            settings["enabled"] = reader.boolean(svnode, f"{where}.enabled")
+        elif key == "severity":
+            settings["severity"] = reader.severity(svnode, f"{where}.severity")
+        elif key == "options":
+            settings["options"] = _parse_options(reader, svnode, where, specs[rule_id])
+        else:
+            raise reader.fail(sknode, f"{where}.{key}",
+                              "unknown key (expected enabled, severity, options)")
+    return RuleSettings(**settings)
+
+
 def _parse_options(
-    reader: _Reader, node: yaml.Node, where: str, spec: Mapping[str, Any]
+    reader: Reader, node: yaml.Node, where: str, spec: Mapping[str, Any]
 ) -> dict[str, Any]:
     options: dict[str, Any] = {}
     for name, knode, vnode in reader.mapping(node, f"{where}.options"):
@@ -265,26 +219,30 @@ def _parse_options(
 
 
 def _parse_ignores(
-    reader: _Reader, node: yaml.Node, specs: RuleOptionSpecs
+    reader: Reader, node: yaml.Node, specs: RuleOptionSpecs
 ) -> tuple[Ignore, ...]:
     if not isinstance(node, yaml.SequenceNode):
         raise reader.fail(node, "ignore", "expected a list of {rule, paths, reason}")
-    ignores: list[Ignore] = []
-    for index, item in enumerate(node.value):
-        where = f"ignore[{index}]"
-        fields = {key: (knode, vnode) for key, knode, vnode in reader.mapping(item, where)}
-        for key, (knode, _) in fields.items():
-            if key not in ("rule", "paths", "reason"):
-                raise reader.fail(
-                    knode, f"{where}.{key}", "unknown key (expected rule, paths, reason)"
-                )
-        for required in ("rule", "reason"):
-            if required not in fields:
-                raise reader.fail(item, where, f"`{required}` is required")
-        rule = reader.string(fields["rule"][1], f"{where}.rule")
-        if rule not in specs:
-            raise reader.fail(fields["rule"][1], f"{where}.rule",
-                              "unknown rule" + _close_match(rule, list(specs)))
-        paths = reader.globs(fields["paths"][1], f"{where}.paths") if "paths" in fields else ("**",)
-        ignores.append(Ignore(rule, paths, reader.string(fields["reason"][1], f"{where}.reason")))
-    return tuple(ignores)
+    ignores = [reader.attempt(partial(_parse_ignore, reader, index, item, specs))
+               for index, item in enumerate(node.value)]
+    return tuple(i for i in ignores if i is not _FAILED)
+
+
+def _parse_ignore(reader: Reader, index: int, item: yaml.Node, specs: RuleOptionSpecs
+                  ) -> Ignore:
+    where = f"ignore[{index}]"
+    fields = {key: (knode, vnode) for key, knode, vnode in reader.mapping(item, where)}
+    for key, (knode, _) in fields.items():
+        if key not in ("rule", "paths", "reason"):
+            raise reader.fail(
+                knode, f"{where}.{key}", "unknown key (expected rule, paths, reason)"
+            )
+    for required in ("rule", "reason"):
+        if required not in fields:
+            raise reader.fail(item, where, f"`{required}` is required")
+    rule = reader.string(fields["rule"][1], f"{where}.rule")
+    if rule not in specs:
+        raise reader.fail(fields["rule"][1], f"{where}.rule",
+                          "unknown rule" + close_match(rule, list(specs)))
+    paths = reader.globs(fields["paths"][1], f"{where}.paths") if "paths" in fields else ("**",)
+    return Ignore(rule, paths, reader.string(fields["reason"][1], f"{where}.reason"))

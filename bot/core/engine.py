@@ -113,6 +113,8 @@ def review(
         repo=snapshot.repo, number=snapshot.number, title=snapshot.title,
         head_sha=snapshot.head_sha, fail_on=config.fail_on,
         files_total=len(snapshot.files), files_in_scope=in_scope_files,
+        anchor_path=next((f.path for f in snapshot.files
+                          if f.surface is not None and f.status != "removed"), None),
     )
     if not in_scope_files:
         return base
@@ -126,6 +128,8 @@ def review(
         ran.append(rule.id)
         ctx = RuleContext(snapshot, config, rule.id, _options(rule, config))
         for finding in _run_rule(rule, ctx):
+            if finding.confidence < config.min_confidence:
+                continue
             if settings.severity is not None and finding.rule == rule.id:
                 finding = dataclasses.replace(finding, severity=settings.severity)
             raw.append(finding)

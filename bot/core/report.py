@@ -37,6 +37,9 @@ class Report:
     number: int | None = None
     title: str = ""
     head_sha: str | None = None
+    # The first changed CI-stability file: where formats that need a file for every
+    # result (SARIF for code scanning, rdjson) place PR-level findings.
+    anchor_path: str | None = None
     # Free-form sections later stages attach (prior failing runs, waivers).
     sections: tuple[tuple[str, str], ...] = field(default=())
     # Sections only the check run shows (the advisor's token use, or why it is absent).
@@ -44,9 +47,13 @@ class Report:
 
     @property
     def conclusion(self) -> str:
-        """Check-run conclusion: failure at/above `fail_on`, neutral on warnings, else success."""
+        """Check-run conclusion: failure at/above `fail_on`, neutral on warnings, else success.
+
+        A PR that touches no surface is `skipped`, GitHub's convention for "not applicable"
+        (a required check counts it as passing).
+        """
         if not self.in_scope:
-            return "neutral"
+            return "skipped"
         worst = max((f.severity for f in self.findings), default=None)
         if worst is None:
             return "success"

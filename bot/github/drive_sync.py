@@ -4,6 +4,14 @@ PyGithub's `GithubRetry` (a urllib3 `Retry`) handles secondary rate limits,
 `Retry-After` and 5xx/timeouts inside the HTTP layer; this driver turns what is
 left (a status after the last attempt, a timeout) into the same results and
 errors as the async driver, and never raises for 404 or 422: flows decide.
+
+Why PyGithub's requester and not its objects (`repo.get_pull(n).get_files()`): the flows
+in bot/github are sans-I/O and shared with the App's async driver, so every call is an
+explicit `ApiCall` a test can script and count. PyGithub's objects fetch lazily (a
+property access can be a request), paginate with their own `PaginatedList` and would
+give the CLI a second, different implementation of each flow. What PyGithub is good at
+is kept: authentication, `GithubRetry` (secondary limits, Retry-After, 5xx), throttling
+between requests and writes, and connection pooling.
 """
 
 from __future__ import annotations
@@ -75,7 +83,8 @@ class SyncDriver:
         self.base_url = base_url
         self._timeout_seconds = timeout
         self._github = Github(
-            auth=Auth.Token(token), base_url=base_url, timeout=timeout,
+            # No token: anonymous calls (the manifest flow's code exchange).
+            auth=Auth.Token(token) if token else None, base_url=base_url, timeout=timeout,
             retry=retry or github_retry(max_rate_limit_wait=max_wait), user_agent=USER_AGENT,
             seconds_between_requests=seconds_between_requests,
             seconds_between_writes=seconds_between_writes, lazy=True,

@@ -41,8 +41,7 @@ def report_digest(report: Report, waivers_text: str = "") -> str:
 
 
 def _by(item: dict[str, Any], login: str) -> bool:
-    user = item.get("user") or {}
-    return str(user.get("login", "")).lower() == login.lower()
+    return str((item.get("user") or {}).get("login", "")).lower() == login.lower()
 
 
 def recover_state(owner: str, repo: str, number: int, bot_login: str) -> Flow[PrState]:
@@ -128,12 +127,14 @@ def start_check(owner: str, repo: str, head_sha: str, prior_state: dict[str, Any
 
 def fail_check(
     owner: str, repo: str, head_sha: str, prior_state: dict[str, Any] | None, *,
-    summary: str = CRASH_SUMMARY, conclusion: str = "failure",
+    summary: str = CRASH_SUMMARY, conclusion: str = "neutral", buttons: bool = True,
 ) -> Flow[dict[str, Any]]:
-    """Record that the review crashed, on the head's check run (never a traceback)."""
+    """Record a crashed review on the head's check run: `neutral` unless `on_error: failure`
+    (a crash of this bot must not block merges behind a required check)."""
     state = PrState.from_dict(prior_state)
     current = state.check if state.check and state.check.head_sha == head_sha else None
-    fields = {"status": "completed", "conclusion": conclusion, "actions": list(ACTIONS),
+    fields = {"status": "completed", "conclusion": conclusion,
+              "actions": list(ACTIONS) if buttons else [],
               "output": {"title": "Review failed", "summary": mdsafe.text(summary)}}
     reuse = current is not None and (current.status != "completed" or current.annotations == 0)
     if not reuse:
@@ -147,7 +148,7 @@ def fail_check(
 
 
 def _publish_check(state: PrState, report: Report, owner: str, repo: str, head: str,
-                   report_key: str, waivers_text: str) -> Flow[None]:
+                   report_key: str, waivers_text: str, buttons: bool) -> Flow[None]:
     current = state.check if state.check and state.check.head_sha == head else None
     if current and current.status == "completed" and state.report_digest == report_key:
         return
@@ -155,7 +156,7 @@ def _publish_check(state: PrState, report: Report, owner: str, repo: str, head: 
     batches = annotation_batches(output.pop("annotations"))
     first = {**output, "annotations": batches[0]} if batches else output
     fields: dict[str, Any] = {"status": "completed", "conclusion": report.conclusion,
-                              "output": first, "actions": list(ACTIONS)}
+                              "output": first, "actions": list(ACTIONS) if buttons else []}
     # Annotations only ever append: a run that already holds some cannot take a
     # different report, so that gets a fresh run (GitHub shows the newest).
     reuse = current is not None and (current.status != "completed" or current.annotations == 0)
@@ -269,8 +270,11 @@ def publish(
     *,
     inputs_digest: str | None = None,
     max_comments: int = MAX_COMMENTS,
+    buttons: bool = True, check_only: bool = False,
 ) -> Flow[dict[str, Any]]:
-    """Publish `report` for the snapshot's head; returns the state to persist."""
+    """Publish `report` for the snapshot's head; returns the state to persist.
+    `buttons`: *Re-run review*, which only the App (requested_action webhook) honours;
+    `check_only`: the check run alone, no review and no summary comment."""
     if snapshot.number is None or snapshot.head_sha is None:
         raise ValueError("publishing needs the snapshot's PR number and head SHA")
     number, head = snapshot.number, snapshot.head_sha
@@ -284,10 +288,13 @@ def publish(
     resolved.update({fp: k for fp, k in state.open.items() if fp not in waived})
     had_open = bool(state.open)
 
-    yield from _publish_check(state, report, owner, repo, head, report_key, waivers_text)
-    yield from _publish_review(state, report, snapshot, owner, repo, number, head, max_comments)
+    yield from _publish_check(state, report, owner, repo, head, report_key, waivers_text, buttons)
+    if not check_only:
+        yield from _publish_review(state, report, snapshot, owner, repo, number, head,
+                                   max_comments)
     state.head_sha, state.report_digest, state.inputs_digest = head, report_key, inputs_digest
     state.open, state.history_known = current, True
     state.resolved = {fp: k for fp, k in resolved.items() if fp not in current}
-    yield from _publish_summary(state, report, owner, repo, number, had_open)
+    if not check_only:
+        yield from _publish_summary(state, report, owner, repo, number, had_open)
     return state.to_dict()

@@ -66,6 +66,8 @@ class ReviewRequest:
     pull: dict[str, Any] | None = None  # the PR as already fetched by the caller
     text_cap: int = MAX_TEXT_BYTES
     max_comments: int = MAX_COMMENTS
+    buttons: bool = True  # the check's Re-run button: only the App can act on it
+    check_only: bool = False  # publish the check run alone (the Action's `check` reporter)
 
 
 @dataclass(frozen=True)
@@ -167,6 +169,7 @@ def review_pull_request(
     if request.publish:
         state = yield from publish(
             report, snapshot, owner, repo, state, request.bot_login, request.waivers,
-            inputs_digest=key, max_comments=request.max_comments,
+            inputs_digest=key, max_comments=request.max_comments, buttons=request.buttons,
+            check_only=request.check_only,
         )
     return ReviewOutcome(state, config, report, snapshot)

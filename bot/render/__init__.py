@@ -9,9 +9,9 @@ from collections.abc import Sequence
 
 from bot.core.report import Report
 from bot.core.rule import Rule
-from bot.render import jsonout, markdown, sarif, text, workflow_commands
+from bot.render import jsonout, lintrunner, markdown, rdjson, sarif, text, workflow_commands
 
-FORMATS = ("text", "json", "markdown", "sarif", "github")
+FORMATS = ("text", "json", "markdown", "sarif", "github", "rdjson", "lintrunner")
 
 
 def render(report: Report, fmt: str, rules: Sequence[Rule]) -> str:
@@ -24,6 +24,10 @@ def render(report: Report, fmt: str, rules: Sequence[Rule]) -> str:
         return sarif.render(report, rules)
     if fmt == "github":
         return workflow_commands.render(report)
+    if fmt == "rdjson":
+        return rdjson.render(report)
+    if fmt == "lintrunner":
+        return lintrunner.render(report)
     if fmt == "text":
         return text.render(report)
     raise ValueError(f"unknown output format {fmt!r}; expected one of {', '.join(FORMATS)}")

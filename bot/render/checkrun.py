@@ -13,7 +13,9 @@ from bot.render import markdown, mdsafe
 CHECK_NAME = "CI stability review"
 SUMMARY_LIMIT = 65_535  # GitHub rejects a longer output.summary
 ANNOTATIONS_PER_REQUEST = 50  # GitHub's maxItems per create/update call
-MAX_ANNOTATIONS = 500  # beyond this the table in the summary has to do
+# GitHub documents no hard cap, but check runs with more than about 1,000 annotations
+# stop rendering them reliably and every extra batch is another API call.
+MAX_ANNOTATIONS = 1_000
 MESSAGE_LIMIT = 4_000
 RERUN_ACTION = "rerun"
 # Buttons (max 3; label <= 20, identifier <= 20, description <= 40 characters).
@@ -71,6 +73,13 @@ def check_run_output(report: Report, waivers_text: str = "") -> dict[str, Any]:
             report, sections=(*report.sections, ("Waivers", waivers_text))
         )
     annotations = [a for a in (annotation(f) for f in report.findings) if a is not None]
+    if len(annotations) > MAX_ANNOTATIONS:
+        report = dataclasses.replace(report, sections=(*report.sections, (
+            "Annotations", f"{MAX_ANNOTATIONS:,} of {len(annotations):,} located findings are "
+            f"annotated on the files; the other {len(annotations) - MAX_ANNOTATIONS:,} are "
+            "left out (GitHub renders about 1,000 per check run). Every finding is in "
+            "`ci-stability review --format json` (the Action's `json` output).",
+        )))
     return {
         "title": title(report),
         "summary": markdown.render(report, limit=SUMMARY_LIMIT, marker=False),

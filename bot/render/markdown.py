@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import bot
-from bot.core.findings import Finding, Severity
+from bot.core.findings import Confidence, Finding, Severity
 from bot.core.report import Report
 from bot.render import markers, mdsafe
 
@@ -33,11 +33,28 @@ def where(finding: Finding) -> str:
     return mdsafe.code(f"{finding.path}{suffix}")
 
 
-def _row(finding: Finding) -> str:
+MIN_CELL = 120  # a trimmed message still says what is wrong
+
+
+def _row(finding: Finding, cap: int | None = None) -> str:
+    message = finding.message
+    if cap is not None and len(message) > cap:
+        message = message[: cap - 1].rstrip() + "…"
     return (
         f"| {_ICON[finding.severity]} | {mdsafe.code(finding.rule)} | {where(finding)} | "
-        f"{mdsafe.cell(finding.message)} |"
+        f"{mdsafe.cell(message)} |"
     )
+
+
+def _rows(findings: tuple[Finding, ...], budget: int) -> list[str]:
+    """One row per finding, messages trimmed so that as many rows as possible fit."""
+    rows = [_row(f) for f in findings]
+    if sum(len(r) + 1 for r in rows) <= budget or not rows:
+        return rows
+    # Trim the longest messages first: the same cap for all, as generous as fits.
+    frame = sum(len(_row(f, 1)) + 1 for f in findings)
+    cap = max(MIN_CELL, (budget - frame) // len(findings))
+    return [_row(f, cap) for f in findings]
 
 
 def _footer(report: Report) -> str:
@@ -49,7 +66,7 @@ def _footer(report: Report) -> str:
 
 
 def render(report: Report, limit: int = COMMENT_LIMIT, marker: bool = True) -> str:
-    """The summary, trimmed to `limit` characters by dropping table rows, never mid-row."""
+    """The summary within `limit` characters: long messages are trimmed before any row goes."""
     head = [markers.SUMMARY] if marker else []
     head.append(f"### CI stability review: {headline(report)}")
     tail: list[str] = []
@@ -72,18 +89,33 @@ def render(report: Report, limit: int = COMMENT_LIMIT, marker: bool = True) -> s
         tail.append(f"#### {mdsafe.text(title)}\n\n{body}")
     tail.append(_footer(report))
 
-    rows = [_row(f) for f in report.findings]
-    table_head = ["", "| | Rule | Where | Finding |", "|---|---|---|---|"] if rows else []
-    fixed = len("\n".join(head + table_head + tail)) + 200
-    budget = limit - fixed
+    sure = tuple(f for f in report.findings if f.confidence is Confidence.HIGH)
+    unsure = tuple(f for f in report.findings if f.confidence is not Confidence.HIGH)
+    table_head = ["", "| | Rule | Where | Finding |", "|---|---|---|---|"]
+    # Lower-confidence findings never become inline comments; here they are collapsed.
+    unsure_head = ["", f"<details><summary>Lower-confidence findings ({len(unsure)})</summary>",
+                   *table_head] if unsure else []
+    unsure_tail = ["", "</details>"] if unsure else []
+    fixed = len("\n".join(head + table_head + unsure_head + unsure_tail + tail)) + 200
+    budget = [limit - fixed]
+    share = budget[0] if not unsure else budget[0] * len(sure) // len(report.findings)
+    kept = _fit(_rows(sure, share), budget)
+    kept_unsure = _fit(_rows(unsure, budget[0]), budget)
+    dropped = len(report.findings) - len(kept) - len(kept_unsure)
+    lines = head + (table_head + kept if sure else [])
+    lines += (unsure_head + kept_unsure + unsure_tail) if unsure else []
+    if dropped:
+        lines.append(f"\n… and {dropped} more findings not shown here (the summary has a size "
+                     "limit); `ci-stability review --format json` lists every one.")
+    return "\n".join([*lines, "", *tail])[:limit]
+
+
+def _fit(rows: list[str], budget: list[int]) -> list[str]:
+    """The rows that fit in what is left of `budget[0]` (shared across tables)."""
     kept: list[str] = []
     for row in rows:
-        if budget - len(row) - 1 < 0:
-            break
+        if budget[0] - len(row) - 1 < 0:
+            continue  # a row too long for what is left must not hide shorter later ones
         kept.append(row)
-        budget -= len(row) + 1
-    dropped = len(rows) - len(kept)
-    lines = head + table_head + kept
-    if dropped:
-        lines.append(f"\n… and {dropped} more findings, listed in the check run annotations.")
-    return "\n".join([*lines, "", *tail])[:limit]
+        budget[0] -= len(row) + 1
+    return kept

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from bot.core.findings import Finding, Severity
+from bot.core.findings import Confidence, Finding, Severity
 from bot.core.report import Report
 from bot.core.snapshot import ChangedFile, Hunk, PullRequestSnapshot
 from bot.render import markers, mdsafe
@@ -77,7 +77,8 @@ def review_body(report: Report, fingerprints: Iterable[str], placed: int, leftov
     noun = "finding" if placed == 1 else "findings"
     lines = [markers.REVIEW, f"**CI stability review**: {placed} new {noun}{sha}, inline below."]
     if leftover:
-        lines.append(f"{leftover} more new finding(s) outside the diff are in the summary comment.")
+        lines.append(f"{leftover} more new finding(s) (outside the diff, or lower-confidence) "
+                     "are in the summary comment.")
     lines.append(" ".join(markers.fingerprint(fp) for fp in fingerprints))
     return "\n\n".join(lines)
 
@@ -97,7 +98,9 @@ def review_comments(
     leftover: list[Finding] = []
     for finding in new:
         where = placement(finding, files.get(finding.path or ""))
-        if where is None or len(comments) >= max_comments:
+        # Only high-confidence findings interrupt a reviewer inline.
+        if (where is None or len(comments) >= max_comments
+                or finding.confidence is not Confidence.HIGH):
             leftover.append(finding)
             continue
         comments.append(_comment(finding, *where))

@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from bot.core.diff import parse_unified_diff
-from bot.core.snapshot import PullRequestSnapshot
+from bot.core.snapshot import ChangedFile, PullRequestSnapshot
 from bot.sources import SourceError
 from bot.sources.files import MAX_TEXT_BYTES, decode_text, from_patch
 from bot.sources.git_view import GitRepoView
@@ -69,13 +69,12 @@ def _text(blob: bytes | None) -> str | None:
     return text
 
 
-def snapshot_from_git(
-    spec: str,
-    repo: Path,
-    wants_contents: Callable[[str], bool] = lambda _path: True,
-) -> PullRequestSnapshot:
-    base, head = split_range(spec, repo)
-    raw = _git(repo, "diff", "--no-color", "--no-ext-diff", "-M", base, head, "--")
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # git's well-known empty tree
+
+
+def _files(repo: Path, raw: bytes, base: str, head: str,
+           wants_contents: Callable[[str], bool]) -> tuple[ChangedFile, ...]:
+    """Changed files of a diff, with texts from `base:path` and `head:path` (`:path`: index)."""
     text, _problem = decode_text(raw)
     patches = parse_unified_diff(text if text is not None else raw.decode("utf-8", "replace"))
     specs: list[str] = []
@@ -97,17 +96,47 @@ def snapshot_from_git(
                 head_text=_text(blobs.get(f"{head}:{patch.path}")),
             )
         files.append(changed)
+    return tuple(files)
+
+
+def snapshot_from_git(
+    spec: str,
+    repo: Path,
+    wants_contents: Callable[[str], bool] = lambda _path: True,
+) -> PullRequestSnapshot:
+    base, head = split_range(spec, repo)
+    raw = _git(repo, "diff", "--no-color", "--no-ext-diff", "-M", base, head, "--")
     message = _git(repo, "log", "-1", "--format=%s%n%n%b", head).decode("utf-8", "replace")
     title, _, body = message.partition("\n\n")
     base_sha = _git(repo, "rev-parse", base).decode().strip()
     return PullRequestSnapshot(
-        files=tuple(files),
+        files=_files(repo, raw, base, head, wants_contents),
         title=title.strip(),
         body=body.strip(),
         base_sha=base_sha,
         head_sha=_git(repo, "rev-parse", head).decode().strip(),
         repo_view=GitRepoView(repo, base_sha),
     )
+
+
+def snapshot_from_index(
+    repo: Path, wants_contents: Callable[[str], bool] = lambda _path: True
+) -> PullRequestSnapshot:
+    """The staged changes (what `git commit` would record), as pre-commit sees them."""
+    try:
+        base = _git(repo, "rev-parse", "--verify", "-q", "HEAD").decode().strip()
+    except SourceError:
+        base = EMPTY_TREE  # no commit yet: everything staged is added
+    raw = _git(repo, "diff", "--cached", "--no-color", "--no-ext-diff", "-M", base, "--")
+    return PullRequestSnapshot(files=_files(repo, raw, base, "", wants_contents), base_sha=base)
+
+
+def git_root(start: Path) -> Path | None:
+    """The work tree `start` is in, or None outside git (or without git)."""
+    try:
+        return Path(_git(start, "rev-parse", "--show-toplevel").decode().strip())
+    except SourceError:
+        return None
 
 
 def read_file_at(repo: Path, rev: str, path: str) -> str | None:

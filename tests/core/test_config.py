@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from bot.core.config import ConfigError, parse_config
-from bot.core.findings import Severity
+from bot.core.findings import Confidence, Severity
 from rules import option_specs
 
 SPECS = option_specs()
@@ -80,3 +80,10 @@ def test_oversized_config_is_refused() -> None:
 
 def test_empty_file_is_default() -> None:
     assert parse_config("", SPECS).fail_on is Severity.ERROR
+
+
+def test_min_confidence_is_parsed_and_checked() -> None:
+    assert parse_config("min_confidence: high\n", {}).min_confidence is Confidence.HIGH
+    assert parse_config("version: 1\n", {}).min_confidence is Confidence.MEDIUM
+    with pytest.raises(ConfigError, match="min_confidence"):
+        parse_config("min_confidence: sure\n", {})

@@ -105,10 +105,10 @@ def test_fingerprints_survive_line_shifts_and_separate_repeats() -> None:
     assert len({f.fingerprint for f in twice}) == 2
 
 
-def test_out_of_scope_pr_gets_no_findings_and_a_neutral_conclusion() -> None:
+def test_out_of_scope_pr_gets_no_findings_and_a_skipped_conclusion() -> None:
     snapshot = make_snapshot([{"path": "vllm/model.py", "base": "a\n", "head": "BAD\n"}])
     report = review(snapshot, Config(), [FlagsWord()])
-    assert not report.in_scope and report.findings == () and report.conclusion == "neutral"
+    assert not report.in_scope and report.findings == () and report.conclusion == "skipped"
 
 
 def test_conclusion_levels() -> None:

@@ -15,6 +15,8 @@ from . import spec
 from .auth import Principal, check_permission, resolve_token, split_authorization, verify_app_jwt
 from .context import Ctx, Handler
 from .errors import DEFAULT_DOCS_URL, ApiError, RecordedCall, Reply, Violation
+from .handlers_apps import HANDLERS as APP_HANDLERS
+from .handlers_apps import submit_manifest
 from .handlers_ci import HANDLERS as CI_HANDLERS
 from .handlers_ci import LOG_BLOB_PREFIX
 from .handlers_issues import HANDLERS as ISSUE_HANDLERS
@@ -25,8 +27,13 @@ from .shapes import Shapes
 from .state import Repo, State
 from .traffic import Budget, Fault, default_fault_body, link_header, take_fault
 
-HANDLERS: dict[str, Handler] = {**PULL_HANDLERS, **ISSUE_HANDLERS, **REPO_HANDLERS, **CI_HANDLERS}
+HANDLERS: dict[str, Handler] = {**PULL_HANDLERS, **ISSUE_HANDLERS, **REPO_HANDLERS, **CI_HANDLERS,
+                                **APP_HANDLERS}
 TOKEN_OPERATION = "apps/create-installation-access-token"
+# Called without credentials on github.com: the temporary code is the credential.
+ANONYMOUS_OPERATIONS = {"apps/create-from-manifest"}
+# github.com's web form of the manifest flow (not the API): served on the same host.
+_MANIFEST_FORM = re.compile(r"^/(?:organizations/([^/]+)/)?settings/apps/new$")
 _REPOSITORIES_PATH = re.compile(r"^/repositories/(\d+)(/.*)?$")
 _REPOS_PATH = re.compile(r"^/repos/([^/]+)/([^/]+)(/.*)?$")
 
@@ -138,6 +145,13 @@ class FakeGitHub(Seeding):
         try:
             if path.startswith(LOG_BLOB_PREFIX):
                 reply = self._serve_log_blob(path.removeprefix(LOG_BLOB_PREFIX))
+            elif method == "POST" and (form := _MANIFEST_FORM.match(path)):
+                # `state` rides on the form's URL, as github.com documents; the manifest
+                # in the body.
+                fields = {**request.query, **{k: str(v) for k, v in (await request.post()).items()}}
+                location = submit_manifest(self.state, self.now(), fields,
+                                           form[1] or "octocat")
+                reply = Reply(status=302, headers={"Location": location}, raw=b"")
             else:
                 canonical = self._canonical_path(path)
                 operation, params = spec.find_operation(method, canonical)
@@ -177,7 +191,7 @@ class FakeGitHub(Seeding):
                                f"API rate limit exceeded for {principal.rate_limit_key}.")
         query, body = self._validate(operation, params, request, raw)
         repo = self._visible_repo(principal, params)
-        if operation.operation_id != TOKEN_OPERATION:
+        if operation.operation_id not in {TOKEN_OPERATION, *ANONYMOUS_OPERATIONS}:
             check_permission(principal, operation.operation_id)
         ctx = Ctx(self.state, Shapes(self.url, self.state), self.now(), self.url, principal,
                   operation.operation_id, params, query, body,
@@ -195,6 +209,8 @@ class FakeGitHub(Seeding):
 
     def _authenticate(self, operation: spec.Operation, request: web.Request) -> Principal:
         parts = split_authorization(request.headers.get("Authorization"))
+        if operation.operation_id in ANONYMOUS_OPERATIONS:
+            return Principal("anonymous", "anonymous", "User")
         if operation.operation_id == TOKEN_OPERATION:
             if parts is None or parts[0] != "bearer":
                 raise ApiError(401, "A JSON web token could not be decoded")

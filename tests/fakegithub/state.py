@@ -287,6 +287,9 @@ class State:
     # blob token -> (job id, expiry) for the signed log-download links
     log_links: dict[str, tuple[int, datetime]] = field(default_factory=dict)
     check_suites: dict[tuple[str, str], int] = field(default_factory=dict)
+    # manifest-flow code -> the submitted manifest (handlers_apps.PendingManifest)
+    manifests: dict[str, Any] = field(default_factory=dict)
+    manifests_converted: list[int] = field(default_factory=list)
 
     def repo_by_id(self, repo_id: int) -> Repo | None:
         return next((r for r in self.repos.values() if r.id == repo_id), None)

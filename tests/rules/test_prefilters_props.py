@@ -16,8 +16,9 @@ from bot.core.snapshot import ChangedFile
 from rules.analysis.lines.hunk_sides import sides
 from rules.block_scalar_comment import BlockScalarComment, _norm
 from rules.parallel_state_patch import _TRIGGERS
-from rules.runtime_download import _FETCH_WORDS, RuntimeDownload
+from rules.runtime_download import RuntimeDownload
 from rules.runtime_download import _FileCheck as DownloadCheck
+from rules.runtime_download.detect import FETCH_WORDS as _FETCH_WORDS
 from rules.silenced_test import _hits, _known_text
 from rules.silenced_test.line_structure import ANY_HINT, SilencingView
 from rules.threshold_loosening import _gates, _may_gate

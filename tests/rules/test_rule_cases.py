@@ -7,6 +7,7 @@ texts and from the patch alone, unless it restricts `modes`.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ import yaml
 
 from bot.core.config import Config, parse_config
 from bot.core.engine import review
+from bot.core.repo_view import MappedRepoView
 from rules import ALL_RULES, RULES_BY_ID, option_specs
 from tests.conftest import make_snapshot
 
@@ -43,6 +45,8 @@ def test_rule_case(rule_id: str, case: dict[str, Any], mode: str) -> None:
     snapshot = make_snapshot(
         case["files"], case.get("title", ""), case.get("body", ""), patch_only=mode == "patch"
     )
+    if "repo_files" in case:  # the repository at the base revision (a RepoView)
+        snapshot = dataclasses.replace(snapshot, repo_view=MappedRepoView(case["repo_files"]))
     config = (parse_config(yaml.safe_dump(case["config"]), option_specs())
               if "config" in case else Config())
     report = review(snapshot, config, ALL_RULES)
@@ -61,6 +65,8 @@ def test_rule_case(rule_id: str, case: dict[str, Any], mode: str) -> None:
             assert str(finding.severity) == want["severity"], summary
         for fragment in _as_list(want.get("message")):
             assert fragment in finding.message, (fragment, finding.message)
+        if "confidence" in want:
+            assert str(finding.confidence) == want["confidence"], summary
         if "suggestion" in want:
             assert finding.suggestion == want["suggestion"], finding.suggestion
 

@@ -15,7 +15,9 @@ from rules.analysis.prtext.markdown import clean, quote, sentences, split_markdo
 _WINDOW = 8  # words between a verb and its object ("fix the GLM-5.2 PCP eval")
 
 _TAGS_RE = re.compile(r"^\s*((?:\[[^\]\n]{1,40}\]\s*)+)")
-_CI_TAG_RE = re.compile(r"\b(?:ci|flaky|ci[ -]?failure|ci[ -]?fix)\b", re.I)
+_CI_TAG_RE = re.compile(
+    r"\b(?:ci|flaky|ci[ -]?failure|ci[ -]?fix|e2e(?:[ -]test(?:s|ing)?)?|ut|unit[ -]?tests?|"
+    r"tests?|testing|nightly)\b", re.I)
 _LABEL_RE = re.compile(r"flaky|ci[-_ /]?fail|ci[-_ /]?fix|broken[-_ ]?trunk", re.I)
 _WORD_RE = re.compile(r"[a-z0-9][a-z0-9_.+/-]*")
 # Clause breaks: "Fix scheduler bug and add a test" is a product fix plus coverage.
@@ -29,14 +31,20 @@ _PHRASES = (
     (re.compile(r"\bregression[- ]tests?\b"), "regressiontest"),
 )
 _STRONG_RE = re.compile(
-    r"^(?:flak(?:y|iness|es|e)|deflak\w*|unflak\w*|stabili[sz](?:e|es|ed|ing|ation)|"
+    r"^(?:flak(?:y|iness|es|e)|deflak\w*|unflak\w*|stabili[sz](?:e|es|ed|ing|ation)|stability|"
     r"unblock\w*|quarantin\w*|retun(?:e|es|ed|ing))$"
 )
 _FIX_RE = re.compile(
     r"^(?:fix(?:es|ed|ing)?|hotfix\w*|repair\w*|resolv\w*|mitigat\w*|workaround\w*|"
-    r"avoid\w*|prevent\w*|unbreak\w*|revert\w*|skip\w*|disabl\w*|silenc\w*|xfail\w*|"
+    r"avoid\w*|prevent\w*|unbreak\w*|revert\w*|"
     r"deflak\w*|stabili[sz]\w*|unblock\w*)$"
 )
+# Skipping or disabling is a CI fix only when it answers a failure ("skip the flaky
+# test", "disable the OOM-ing job"); otherwise it is trigger tuning or clean-up.
+_SILENCE_RE = re.compile(r"^(?:skip\w*|disabl\w*|silenc\w*|xfail\w*)$")
+# Turning tests back on restores coverage; it does not fix a red job.
+_REENABLE_RE = re.compile(
+    r"^(?:re-?enabl\w*|enabl\w*|recover\w*|restor\w*|unskip\w*|reactivat\w*|un-?xfail\w*)$")
 # Not "pipeline", "runner", "gate", "shard": in vLLM/SGLang those are pipeline
 # parallelism, the model runner, MoE gates and weight shards far more often than CI.
 _CI_NOUN_RE = re.compile(
@@ -129,6 +137,16 @@ def _has_fix_verb(words: Sequence[str]) -> bool:
     return any(_FIX_RE.match(w) for w in words)
 
 
+def _failure_word(words: Sequence[str]) -> bool:
+    return any(_FAILURE_RE.match(w) or _STRONG_RE.match(w) for w in words)
+
+
+def _reenables(words: Sequence[str]) -> bool:
+    """The title turns skipped/disabled tests back on ("Recovered skipped tests")."""
+    return any(_REENABLE_RE.match(w) for w in words) and not any(
+        _STRONG_RE.match(w) for w in words)
+
+
 def _title_is_fix(
     rest: str, words: Sequence[str], clauses: Sequence[Sequence[str]], ci_tag: bool
 ) -> bool:
@@ -138,10 +156,21 @@ def _title_is_fix(
         return True
     if _DOCS_RE.search(rest) and not strong:  # "Fix typo in CI docs"
         return False
-    if _near_in(clauses, _FIX_RE, _CI_NOUN_RE) or _near_in(clauses, _FIX_RE, _CI_FAILURE_RE):
+    ci_context = ci_tag or any(_CI_NOUN_RE.match(w) for w in words)
+    if _reenables(words):
+        return False
+    if _near_in(clauses, _FIX_RE, _CI_NOUN_RE):
+        return True
+    # "Fix the spec decode functionality broken" is a product fix: a failure word
+    # alone needs CI around it to make the PR a CI fix.
+    if ci_context and _near_in(clauses, _FIX_RE, _CI_FAILURE_RE):
+        return True
+    if _failure_word(words) and (_near_in(clauses, _SILENCE_RE, _CI_NOUN_RE)
+                                 or (ci_tag and any(_SILENCE_RE.match(w) for w in words))):
+        return True
+    if ci_tag and _has_fix_verb(words):  # "[CI] Fix …", "[E2E Testing] Fix HF upload"
         return True
     # "Increase the GLM eval timeout" retunes CI; "Increase max-model-len" changes the product.
-    ci_context = ci_tag or any(_CI_NOUN_RE.match(w) for w in words)
     return _near_in(clauses, _RETUNE_VERB_RE, _KNOB_RE) and ci_context and not routine_noun
 
 
@@ -189,9 +218,9 @@ def ci_fix_phrase(title: str, body: str, labels: Sequence[str] = ()) -> str | No
     words = _words(rest)
     clauses = _clauses(rest)
     ci_tag = bool(tags) and _CI_TAG_RE.search(tags) is not None
-    if _title_is_fix(rest, words, clauses, ci_tag) or _BROKE_RE.search(rest):
+    routine = _routine(rest, words) or _reenables(words)
+    if _title_is_fix(rest, words, clauses, ci_tag) or (_BROKE_RE.search(rest) and not routine):
         return quote(title)
-    routine = _routine(rest, words)
     if _near_in(clauses, _FAILURE_RE, _CI_NOUN_RE) and not routine:
         return quote(title)
     prose, _ = split_markdown(clean(body))
