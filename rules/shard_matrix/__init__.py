@@ -4,24 +4,30 @@ from __future__ import annotations
 
 import re
 import textwrap
-from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 
 from bot.core.findings import Finding, Severity
-from bot.core.snapshot import ChangedFile, Hunk
+from bot.core.snapshot import ChangedFile
 from rules.analysis.knobs import (
     SHARD_SIZE_KEYS,
-    KnobFilter,
-    hunk_changes,
     knob_filter,
     normalize,
     number,
     shared_filter,
 )
-from rules.analysis.lines import MAX_LINE, SideLine, code_part, side_contains, sides
-from rules.analysis.yamlscan import ITEM, YamlLine, is_yaml, scan
+from rules.analysis.lines import MAX_LINE, sides
+from rules.analysis.yamlscan import YamlLine, is_yaml, scan
 from rules.base import Rule, RuleContext
+from rules.shard_matrix.count_changes import (
+    MATRIX,
+    NEUTRAL,
+    Count,
+    code_of,
+    count_changes,
+    merge,
+    view,
+)
 from rules.shard_matrix.shard_groups import (
     MAX_SHARDS,
     ShardOptions,
@@ -30,16 +36,8 @@ from rules.shard_matrix.shard_groups import (
     shard_problem,
 )
 
-_MAX_TEXT = 1_000_000  # larger files are judged from the patch alone
 _MAX_BLOCK = 3_000  # lines of one matrix block
 _FLOW_LIST_RE = re.compile(r"^\s*(?:-\s+)?([\"']?)([A-Za-z_][\w.-]*)\1\s*:\s*\[([^\[\]]*)\]$")
-_FLOW_ENTRY_RE = re.compile(r"^\s*\{[^{}]*\}")
-_MATRIX = frozenset({"matrix", "test-matrix"})
-_NEUTRAL = frozenset({"blank", "comment"})
-
-
-def _code(text: str) -> str:
-    return code_part(text[:MAX_LINE]).rstrip()
 
 
 class ShardMatrix(Rule):
@@ -59,7 +57,10 @@ class ShardMatrix(Rule):
     Flags
     -----
     Shard ids with gaps, duplicates or ids beyond the shard count (error), and changed
-    shard counts, matrix dimensions, `max-parallel` or `parallelism` (notice):
+    shard counts: the length of a shard-id list, a shard-size flag or key, sharded
+    `include` entries, Buildkite `parallelism` (notice, once per change). Build matrices
+    (Python or CUDA versions, runners, models, suites) partition no tests and are not
+    judged:
     ```yaml
     matrix:
       part: [0, 1, 2, 4]
@@ -95,7 +96,7 @@ class ShardMatrix(Rule):
             frozenset(normalize(k) for k in ctx.option("one_based_keys")),
             re.compile(rf"--(?:{flags})(?:=|\s+)[\"']?(\d+)\b") if flags else re.compile(r"(?!)"),
         )
-        counted = knob_filter((*sizes, "max-parallel", "parallelism"))
+        counted = knob_filter((*sizes, "parallelism"))
         union = shared_filter(ctx.config)
         for changed in ctx.files("workflow", "ci-config"):
             if not is_yaml(changed.path):
@@ -103,8 +104,9 @@ class ShardMatrix(Rule):
             views: dict[str, dict[int, YamlLine] | None] = {}  # whole base/head, on need
             yield from self._coverage(changed, opts, views)
             if changed.status not in ("added", "copied"):
-                for hunk in changed.hunks:
-                    yield from self._counts(changed, hunk, counted, union, views)
+                counts = [list(count_changes(changed, hunk, counted, union, views, opts))
+                          for hunk in changed.hunks]
+                yield from self._count_findings(changed, counts)
 
     def _coverage(
         self, changed: ChangedFile, opts: ShardOptions, views: dict[str, dict[int, YamlLine] | None]
@@ -116,7 +118,7 @@ class ShardMatrix(Rule):
         if "matrix" not in (head if head is not None else "") and not any(
                 "matrix" in line.text for h in changed.hunks for line in h.lines):
             segments: list[list[YamlLine]] = []  # only bare `part: [...]` lines can be judged
-        elif (whole := _view(changed, "head", views)) is not None:
+        elif (whole := view(changed, "head", views)) is not None:
             segments = [list(whole.values())]
         else:
             segments = [scan(((n, t) for n, t, _ in sides(h)[1]), full=False,
@@ -132,20 +134,20 @@ class ShardMatrix(Rule):
                     line.text for h in changed.hunks for line in h.lines
                     if line.new_no is not None]
                 sizes = {int(m.group(1)) for t in visible if "--" in t
-                         for m in opts.size_flag.finditer(_code(t))}
+                         for m in opts.size_flag.finditer(code_of(t))}
                 known_size.append(next(iter(sizes)) if len(sizes) == 1 else None)
             return known_size[0]
 
         spans: list[tuple[int, int]] = []
         for seg in segments:
             for k, line in enumerate(seg):
-                if line.kind != "key" or line.key not in _MATRIX:
+                if line.kind != "key" or line.key not in MATRIX:
                     continue
                 path, end = line.full_path, k
                 if line.value[:1] in ("{", "["):
                     body = line.value
                 elif not line.value or line.opens is not None:
-                    while end + 1 < len(seg) and (seg[end + 1].kind in _NEUTRAL
+                    while end + 1 < len(seg) and (seg[end + 1].kind in NEUTRAL
                                                   or seg[end + 1].path[: len(path)] == path):
                         end += 1
                     if (end + 1 == len(seg) and not complete) or end - k > _MAX_BLOCK:
@@ -167,7 +169,7 @@ class ShardMatrix(Rule):
                                             min(touched), opts, job, label)
         for added_line in changed.added_lines:
             no, text = added_line.new_no or 0, added_line.text
-            flow = _FLOW_LIST_RE.match(_code(text)) if "[" in text else None
+            flow = _FLOW_LIST_RE.match(code_of(text)) if "[" in text else None
             if flow is None or normalize(flow.group(2)) not in opts.ids or any(
                     a <= no <= b for a, b in spans):
                 continue
@@ -191,60 +193,13 @@ class ShardMatrix(Rule):
             file=changed, line=line, key=f"cover|{job}|{label}|{key}|{sorted(ids)}|{size}",
         )
 
-    def _counts(
-        self, changed: ChangedFile, hunk: Hunk, counted: KnobFilter, union: KnobFilter,
-        views: dict[str, dict[int, YamlLine] | None],
-    ) -> Iterator[Finding]:
-        items: dict[str, int] = {}  # description → first added line (0 when none)
-        for change in hunk_changes(changed, hunk, union):
-            s = change.setting
-            numeric = all(c is None or number(c.value) is not None
-                          for c in (change.old, change.new))
-            pairless = change.old is None or change.new is None
-            if counted(s.name) and numeric and change.is_change and (
-                    not pairless or s.name in ("parallelism", "max-parallel")):
-                items.setdefault(change.describe(), change.new.line if change.new else 0)
-        lists: dict[str, list[int]] = {}
-        deltas: Counter[str] = Counter()
-        first: dict[str, int] = {}
-        for side, which, sign in zip(sides(hunk), ("base", "head"), (-1, 1), strict=True):
-            if not _mentions_matrix(changed, which, hunk, side):
-                continue  # no line of this side can sit under a `matrix:` key
-            candidates = [(no, _code(text)) for no, text, is_changed in side if is_changed and (
-                "[" in text or text.lstrip().startswith(("-", "{")))]
-            if not candidates:
+    def _count_findings(self, changed: ChangedFile, counts: list[list[Count]]) -> \
+            Iterator[Finding]:
+        for group in merge(counts):
+            items = dict.fromkeys(c.what for c in group)
+            if not items:
                 continue
-            known = _view(changed, which, views) or {
-                y.number: y for y in scan(((n, t) for n, t, _ in side), full=False,
-                                          section=hunk.section)}
-            for no, code in candidates:
-                line = known.get(no)
-                if line is None or not _MATRIX & set(line.path):
-                    continue
-                flow = _FLOW_LIST_RE.match(code) if line.kind == "key" else None
-                if flow:
-                    count = len([v for v in flow.group(3).split(",") if v.strip()])
-                    lists.setdefault(flow.group(2), [-1, -1])[sign > 0] = count
-                    parent = flow.group(2)
-                elif line.item and line.path[-1:] == (ITEM,) and len(line.path) > 1:
-                    parent = line.path[-2]  # `- runner: …` under `include:`, `- "3.12"`
-                elif line.kind == "block" and _FLOW_ENTRY_RE.match(code):
-                    parent = line.path[-1]  # a `{ config: …, shard: 1 }` test-matrix entry
-                else:
-                    continue
-                if not flow:
-                    deltas[parent] += sign
-                if sign > 0:
-                    first.setdefault(parent, no)
-        for key, (old, new) in lists.items():
-            if old >= 0 and new >= 0 and old != new:
-                items.setdefault(f"{key} {old} → {new} values", first.get(key, 0))
-        for key, delta in deltas.items():
-            if delta:
-                noun = "entry" if abs(delta) == 1 else "entries"
-                items.setdefault(f"{key} {delta:+d} {noun}", first.get(key, 0))
-        if items:
-            lines = [n for n in items.values() if n]
+            lines = [c.line for c in group if c.line]
             yield self.finding(
                 f"Shard matrix changed: {'; '.join(items)}. Tests move between shards and "
                 "per-shard runtime changes: check the job timeout and that a runner exists "
@@ -262,24 +217,4 @@ def _job(
     job = line.path[1] if line.path[:1] == ("jobs",) and len(line.path) > 1 else ""
     scope = [y for y in seg if y.path[:2] == ("jobs", job)] if job else seg
     return job, [(int(m.group(1)), y.number) for y in scope if "--" in y.text
-                 for m in opts.size_flag.finditer(_code(y.text))]
-
-
-def _mentions_matrix(changed: ChangedFile, which: str, hunk: Hunk, side: list[SideLine]) -> bool:
-    """Whether `matrix` occurs where a side's key paths come from: the whole text of
-    that side when known, else the hunk's lines and its `@@` section line."""
-    text = changed.base_text if which == "base" else changed.head_text
-    return ("matrix" in hunk.section or (text is not None and "matrix" in text)
-            or side_contains(side, "matrix"))
-
-
-def _view(
-    changed: ChangedFile, which: str, views: dict[str, dict[int, YamlLine] | None]
-) -> dict[int, YamlLine] | None:
-    """The whole base or head text scanned, when known and not too large."""
-    if which not in views:
-        text = changed.base_text if which == "base" else changed.head_text
-        ok = text is not None and 0 < len(text) <= _MAX_TEXT
-        views[which] = {y.number: y for y in scan(enumerate(text.splitlines(), 1))} \
-            if ok and text else None
-    return views[which]
+                 for m in opts.size_flag.finditer(code_of(y.text))]

@@ -3,21 +3,24 @@
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 
-from bot.core.findings import Finding, Severity
+from bot.core.findings import Confidence, Finding, Severity
 from bot.core.snapshot import ChangedFile
 from rules.analysis.lines import MAX_LINE, known_lines
-from rules.analysis.prtext import DescriptionLinks, issue_link
+from rules.analysis.prtext import DescriptionLinks
 from rules.analysis.yamlscan import is_yaml
 from rules.base import Rule, RuleContext
+from rules.silenced_test.commented import commented_hit
+from rules.silenced_test.gates import says_failing, tracked
+from rules.silenced_test.go_tests import go_hits
 from rules.silenced_test.line_structure import ANY_HINT, SilencingView
 from rules.silenced_test.silencing_detectors import (
     SILENCE_REASON_RE,
     Hit,
     arg_hits,
-    commented_hit,
     python_hits,
     yaml_hits,
 )
@@ -28,46 +31,83 @@ def _known_text(changed: ChangedFile) -> str:
     return "\n".join(known_lines(changed).values())
 
 
+def _suffix(changed: ChangedFile) -> str:
+    """`.yaml`, `.py`, `.txt`, `.sh` (a CI shell script, with or without the extension) or ""."""
+    path = changed.path.lower()
+    if is_yaml(path):
+        return ".yaml"
+    found = next((s for s in (".py", ".txt", ".sh", ".go") if path.endswith(s)), "")
+    if not found and changed.surface == "ci-script" and "." not in path.rsplit("/", 1)[-1]:
+        return ".sh"
+    return found
+
+
 def _hits(view: SilencingView) -> Iterator[Hit]:
-    path = view.changed.path.lower()
-    yaml = is_yaml(path)
-    suffix = ".yaml" if yaml else next((s for s in (".py", ".txt") if path.endswith(s)), "")
-    block_end = -1
+    suffix = _suffix(view.changed)
+    yaml = suffix == ".yaml"
+    block: Hit | None = None  # the open commented-out block's one finding
+    start = last = -1  # first and last line of the open commented-out block
     for line in view.changed.added_lines:
         n, text = line.new_no, line.text[:MAX_LINE]
         stripped = text.strip()
         if n is None or not stripped:
-            continue
+            continue  # blank lines neither open nor close a commented-out block
         if stripped[0] == "#":
-            # One finding per commented-out block, on its first line.
+            if last < 0 or not all(_blank(view.get(m)) for m in range(last + 1, n)):
+                if block is not None:
+                    yield from _owned(view, _closed(block, start, last), yaml)
+                block, start = None, n
+            last = n
+            if view.moved.get(stripped):
+                view.moved[stripped] -= 1  # a comment moved, not a test newly disabled
+                continue
             commented = commented_hit(view, n, text, suffix)
-            hits = [commented] if commented and n != block_end + 1 else []
-            block_end = n if commented or n == block_end + 1 else block_end
-        elif view.moved.get(stripped):
+            if commented is not None and commented.alone and block is None:
+                yield from _owned(view, commented, yaml)  # one command, one test
+            elif block is None:
+                block = commented  # one finding per commented-out block, on its first hit
+            continue
+        if block is not None:
+            yield from _owned(view, _closed(block, start, last), yaml)
+        block, last = None, -1
+        if view.moved.get(stripped):
             view.moved[stripped] -= 1  # moved or re-indented, not new
             continue
-        else:
-            hits = list(arg_hits(view, n, text))
-            if suffix == ".py":
-                hits += python_hits(view, n, text, stripped)
-            elif yaml:
-                hits += yaml_hits(view, n, text)
-        if hits and yaml:
-            hits = _owned(view, n, text, hits)
-        yield from hits
+        hits = list(arg_hits(view, n, text))
+        if suffix == ".py":
+            hits += python_hits(view, n, text, stripped)
+        elif suffix == ".go":
+            hits += go_hits(view, n, text)
+        elif yaml:
+            hits += yaml_hits(view, n, text)
+        for hit in hits:
+            yield from _owned(view, hit, yaml)
+    if block is not None:
+        yield from _owned(view, _closed(block, start, last), yaml)
 
 
-def _owned(view: SilencingView, n: int, text: str, hits: list[Hit]) -> list[Hit]:
+def _blank(text: str | None) -> bool:
+    return text is not None and not text.strip()
+
+
+def _closed(block: Hit, start: int, last: int) -> Hit:
+    """A commented-out block's finding, spanning the block (a tracking link may sit on
+    any of its lines)."""
+    return dataclasses.replace(block, first=start, end=max(block.end, last))
+
+
+def _owned(view: SilencingView, hit: Hit, yaml: bool) -> Iterator[Hit]:
     """Name the step or job; a brand-new step that starts out optional silences nothing."""
-    owner = view.owner(n)
+    owner = view.owner(hit.line) if yaml else None
     if owner is None:
-        return hits
+        yield hit
+        return
     if (owner[1] in view.added or view.changed.status == "added") and \
-            not SILENCE_REASON_RE.search(text):
-        return []
-    preposition = "to" if hits[0].verb == "added" else "in"
-    return [dataclasses.replace(h, subject=h.subject or owner[0],
-                                where=h.where or f" {preposition} `{owner[0]}`") for h in hits]
+            not SILENCE_REASON_RE.search(view.get(hit.line) or ""):
+        return
+    preposition = "to" if hit.verb == "added" else "in"
+    yield dataclasses.replace(hit, subject=hit.subject or owner[0],
+                              where=hit.where or f" {preposition} `{owner[0]}`")
 
 
 class SilencedTest(Rule):
@@ -120,19 +160,30 @@ class SilencedTest(Rule):
 
     def check(self, ctx: RuleContext) -> Iterable[Finding]:
         links = DescriptionLinks.of(ctx.snapshot.body)
-        for changed in ctx.files(*ctx.option("surfaces")):
+        failing = says_failing(ctx.snapshot.title, ctx.snapshot.body, SILENCE_REASON_RE)
+        moved: Counter[str] | None = None
+        surfaces = ctx.option("surfaces")
+        # Go tests live beside the code they test, outside the test directories.
+        go_tests = [f for f in ctx.snapshot.files if f.path.endswith("_test.go") and
+                    f.surface not in surfaces and f.status != "removed" and not f.binary]
+        for changed in [*ctx.files(*surfaces), *go_tests]:
             known = _known_text(changed)
             lowered = known.lower()
             if "#" not in changed.added_text and not any(hint in lowered for hint in ANY_HINT):
                 continue
-            view = SilencingView(changed, known, lowered)
+            if moved is None:  # built on need: most PRs have no file with a hint
+                moved = Counter(ln.text.strip() for f in ctx.snapshot.files
+                                for ln in f.removed_lines)
+            view = SilencingView(changed, known, lowered, moved, failing)
             for hit in _hits(view):
-                if any(issue_link(view.get(m) or "") for m in range(
-                        hit.line - 1, max(hit.end, hit.line) + 1)) or links.covers(hit.subject):
+                if any(tracked(view.get(m) or "") for m in range(
+                        min(hit.first or hit.line, hit.line) - 1, max(hit.end, hit.line) + 1)) \
+                        or links.covers(hit.subject):
                     continue
                 yield self.finding(
                     f"{hit.what} {hit.verb}{hit.where} without an issue link, {hit.why}. Link "
                     "the tracking issue on this line, the line above, or in the PR description.",
                     file=changed, line=hit.line,
                     key=f"{hit.what}{hit.where}|{(view.get(hit.line) or '').strip()}",
+                    confidence=Confidence.MEDIUM if hit.medium else Confidence.HIGH,
                 )

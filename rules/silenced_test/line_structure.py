@@ -17,6 +17,7 @@ from collections.abc import Iterator
 
 from bot.core.snapshot import ChangedFile
 from rules.analysis.lines import MAX_LINE, code_part, indent_width, known_lines
+from rules.silenced_test.test_commands import Runs, side_runs
 
 _SCAN = 300  # lines a structure lookup walks back before giving up
 
@@ -32,7 +33,7 @@ _GENERIC_KEYS = frozenset({"steps", "jobs", "with", "env", "retry", "automatic",
 # Cheap substring tests that let almost every line skip the regexes (200k-line PRs).
 _YAML_HINTS = ("skip", "xfail", "flaky", "retry", "disabled", "expectedfailure", "exclu",
                "quarant", "blocklist", "denylist", "blacklist", "ignore", "known_fail",
-               "continue", "if:", "soft_fail", "automatic")
+               "continue", "if:", "soft_fail", "automatic", "enabled", "require")
 ARG_HINTS = ("--ignore", "--deselect", "-k", "--reruns")
 _SKIP_HINTS = ("skip", "exclu", "disable", "quarant", "blocklist", "denylist", "blacklist",
                "xfail", "flaky", "ignore", "known_fail")
@@ -41,7 +42,9 @@ _SKIP_HINTS = ("skip", "exclu", "disable", "quarant", "blocklist", "denylist", "
 # added lines have no `#` cannot yield a hit, and most files of a large PR are such.
 ANY_HINT = ("skip", "xfail", "flaky", "retry", "disable", "expectedfailure", "exclu",
              "quarant", "blocklist", "denylist", "blacklist", "ignore", "known_fail",
-             "continue", "if:", "soft_fail", "automatic", "--deselect", "-k", "--reruns")
+             "continue", "if:", "soft_fail", "automatic", "--deselect", "-k", "--reruns",
+             "enabled", "require", "xit(", "pit(", "xdescribe(", "pdescribe(", "xcontext(",
+             "pcontext(")
 IGNORE_ARG_RE = re.compile(
     r"(?P<flag>--ignore(?:-glob)?|--deselect)(?:=|\s+)(?P<v>[^\s\"',;)\]\\]+)"
 )
@@ -144,14 +147,23 @@ class KnownLines:
 class SilencingView(KnownLines):
     """Known lines plus what silenced-test pre-computes per file: which hints occur."""
 
-    def __init__(self, changed: ChangedFile, known: str, lowered: str) -> None:
+    def __init__(self, changed: ChangedFile, known: str, lowered: str, moved: Counter[str],
+                 failing: bool) -> None:
         super().__init__(changed)
-        self.moved = Counter(ln.text.strip() for ln in changed.removed_lines)
+        self.moved = moved  # removed lines of the whole PR: a line added back was moved
+        self.failing = failing  # the PR says it silences tests because they fail
         # Which hints occur at all: most files have none, so most lines skip every regex.
         self.hints = tuple(h for h in _YAML_HINTS if h in lowered)
         self.skippy = any(h in lowered for h in _SKIP_HINTS)
         self.args = any(h in known for h in ARG_HINTS)
         self._runs: Counter[str] | None = None
+        self._side_runs: dict[str, Runs] = {}
+
+    def runs_of(self, which: str) -> Runs:
+        """The test commands the base or head side of this file runs (parsed on need)."""
+        if which not in self._side_runs:
+            self._side_runs[which] = side_runs(self.changed, which)
+        return self._side_runs[which]
 
     def runs(self, target: str) -> int:
         """How often `target` appears in this file other than as an --ignore/--deselect value."""

@@ -13,46 +13,46 @@ from dataclasses import dataclass
 from itertools import islice
 
 from rules.analysis.lines import code_part, indent_width
+from rules.silenced_test.gates import (
+    call_text,
+    capability_gate,
+    unconditional,
+    widened,
+    zero_reruns,
+)
 from rules.silenced_test.line_structure import (
     ARG_HINTS,
     IGNORE_ARG_RE,
     YAML_KEY_RE,
     SilencingView,
 )
+from rules.silenced_test.steps import in_env, side_step, test_entry
 
-_NOT_RUN = "so the test no longer runs in CI"
+NOT_RUN = "so the test no longer runs in CI"
 _RERUN = "so failures are retried until they pass and the flakiness stays hidden"
 _UNSEEN = "fail without failing the {} and the failure goes unnoticed instead of being fixed"
 
 _MARKER_RE = re.compile(
     r"@?pytest\.mark\.(?:skip|skipif|xfail|flaky)\b|@?unittest\.(?:skip\w*|expectedFailure)\b"
-    r"|^\s*@(?:[\w.]+\.)?(?:skip\w*|xfail\w*|expected_?[Ff]ailure\w*|flaky\w*|retry\w*)\b"
+    r"|^\s*@(?:[\w.]+\.)?(?:skip\w*|xfail\w*|expected_?[Ff]ailure\w*|flaky\w*|retry\w*|"
+    r"requires?_\w+)\b"
     r"|\bpytest\.(?:skip|xfail)\s*\(|\bskipTest\s*\(|\braise\s+(?:unittest\.)?SkipTest\b"
     r"|(?<![\w.])retry\s*\(|\bdisabled\s*=\s*(?!None\b|False\b)\S"
 )
 _DEF_RE = re.compile(r"^\s*(?:async\s+)?def\s+(\w+)|^\s*class\s+(\w+)")
-_REGISTER_RE = re.compile(r"\bregister_\w+_ci\b")
+# Calls that define a test or CI suite entry: `disabled=…` on them turns the test off.
+_REGISTER_RE = re.compile(r"\bregister_\w+_ci\b|\b\w*(?:Test|test|Suite|suite)\w*(?=\s*\()")
 # Words that make a skip on a brand-new test a silenced failure, not a capability gate.
 SILENCE_REASON_RE = re.compile(
     r"flak\w*|\bfail\w*|broken|\bbreak\w*|\bhang\w*|time[ds]? ?out|\boom\b|out of memory|"
     r"crash\w*|segfault|todo|fixme|temporar\w*|investigat\w*|unstable|intermittent\w*|"
-    r"nondetermin\w*|known issue|not working|does(?: not|n't) work|\bbug\b",
+    r"nondetermin\w*|known issue|not working|does(?: not|n't) work|\bbug\b|\bfix\s?me\b|"
+    r"\bfix (?:it )?later\b|to be fixed|needs? (?:a )?fix|\bfor now\b|not stable|"
+    r"\bregress\w*|\bwrong\b|mismatch\w*|incorrect\w*|in progress|\bnot yet\b|\byet to\b|"
+    r"\bwip\b|\buntil\b|enablement",
     re.I,
 )
-_COMMENTED_TEST_RE = re.compile(
-    r"^\s*#\s*(?:(?:async\s+)?def\s+(test\w*)|class\s+(Test\w*)|(pytest\.param)\(|"
-    r"@(pytest\.mark\.parametrize)\()"
-)
-_TEST_CODE_RE = re.compile(
-    r"^(?:(?:async\s+)?def\s+test|class\s+Test|pytest\.param\(|@pytest\.mark\.parametrize|"
-    r"assert\b|self\.assert\w*\(|(?:torch|np|numpy)\.testing\.assert\w*\(|register_\w+_ci\(|"
-    r"TestFile\()"
-)
-_ENTRY_RE = re.compile(r"^(?:pytest\.param\(|[(\"'\[{])")
-_YAML_TEST_LINE_RE = re.compile(
-    r"pytest|unittest|test_\w|run_suite|run[-_]tests?|^-?\s*label:|^-\s*name:", re.I
-)
-_LIST_FILE_RE = re.compile(r"(?:models|tests|suites?|configs?)[\w.-]*\.txt$", re.I)
+ENTRY_RE = re.compile(r"^(?:pytest\.param\(|[(\"'\[{])")
 _CAMEL_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _SKIP_TOKENS = frozenset({"skip", "skips", "skipped", "skiplist", "exclude", "excludes",
                           "excluded", "disabled", "quarantine", "quarantined", "blocklist",
@@ -79,9 +79,12 @@ class Hit:
     end: int = 0  # last line of the statement (issue links may sit there too)
     verb: str = "added"
     where: str = ""  # " on `test_x`", " to skip list `SKIPS`"
+    medium: bool = False  # a heuristic call: summary only, no inline comment
+    alone: bool = False  # a finding of its own even inside a commented-out block
+    first: int = 0  # first line of a commented-out block
 
 
-def _skip_name(name: str) -> bool:
+def skip_name(name: str) -> bool:
     """`SKIPPED_MODELS`, `disabled_tests`, `collect_ignore`, `skipTests`, `exclude`..."""
     base = _CAMEL_RE.sub("_", name.rsplit(".", 1)[-1]).lower().replace("-", "_")
     tokens = set(base.split("_"))
@@ -101,37 +104,48 @@ def python_hits(view: SilencingView, n: int, text: str, stripped: str) -> Iterat
             kind = found.rstrip("(= ").split("=")[0].strip()
             yield from _marker_hit(view, n, text, kind + ("()" if found.endswith("(") else ""))
         grow = _PY_GROW_RE.search(text)
-        if grow and _skip_name(grow.group("name")):
+        if grow and skip_name(grow.group("name")):
             entries = ", ".join(_strings(text)[:3]) or stripped[:60]
-            yield Hit(n, f"`{entries}`", _NOT_RUN, entries,
+            yield Hit(n, f"`{entries}`", NOT_RUN, entries,
                        where=f" to skip list `{grow.group('name')}`")
         assign = _PY_ASSIGN_RE.match(text)
-        if assign and _skip_name(assign.group("name")) and _OPENS_RE.match(assign.group("rest")):
+        if assign and skip_name(assign.group("name")) and _OPENS_RE.match(assign.group("rest")):
             old = set(_strings(view.counterpart(n, text)))
             new = [s for s in _strings(assign.group("rest")) if s not in old]
             if new:
-                yield Hit(n, f"`{', '.join(new[:3])}`", _NOT_RUN, new[0],
+                yield Hit(n, f"`{', '.join(new[:3])}`", NOT_RUN, new[0],
                            where=f" to skip list `{assign.group('name')}`")
             return
-    if view.skippy and _ENTRY_RE.match(stripped) and (parent := view.parent(n, yaml=False)) \
-            and _skip_name(parent[0]):
+    if view.skippy and ENTRY_RE.match(stripped) and (parent := view.parent(n, yaml=False)) \
+            and skip_name(parent[0]):
         entry = (_strings(stripped) or [stripped[:60]])[0]
-        yield Hit(n, f"`{entry}`", _NOT_RUN, entry, where=f" to skip list `{parent[0]}`")
+        yield Hit(n, f"`{entry}`", NOT_RUN, entry, where=f" to skip list `{parent[0]}`")
 
 
 def _marker_hit(view: SilencingView, n: int, text: str, kind: str) -> Iterator[Hit]:
     stripped = text.strip()
-    if kind.rstrip("()") in view.counterpart(n, text):
+    call = call_text(view, n, text)
+    rerun = "flaky" in kind.lower() or "retry" in kind.lower()
+    if rerun and zero_reruns(call):
+        return  # `flaky(reruns=0)`: retries turned off
+    old = view.counterpart(n, text)
+    forced = unconditional(call) and not unconditional(old)
+    widen = kind.rstrip("()") in old and not forced
+    if widen and not widened(old, text):
         return  # an existing marker reworded, not a new silencing
+    if not (rerun or forced or widen or view.failing) and capability_gate(call, SILENCE_REASON_RE):
+        return  # names what the test needs: runs wherever it can
     target: tuple[str, int] | None = None  # (name, line) of what the marker silences
     where = ""
     if kind == "disabled":
-        call = next((c for t in [text, *(t for _, t in islice(view.back(n), 6))]
-                     if (c := _REGISTER_RE.search(t))), None)
-        if call is None:
+        register = next((c for t in [text, *(t for _, t in islice(view.back(n), 6))]
+                         if (c := _REGISTER_RE.search(t))), None)
+        if register is None:
             return
-        kind = f"{call.group(0)}(disabled=…)"
-        target = (view.changed.path.rsplit("/", 1)[-1].removesuffix(".py"), 0)
+        kind = f"{register.group(0)}(disabled=…)"
+        named = _strings(text)
+        target = ((named[0] if named and not register.group(0).startswith("register_") else
+                   view.changed.path.rsplit("/", 1)[-1].removesuffix(".py")), 0)
     elif "pytest.param(" in text or "marks=" in text:
         target, where = (stripped[:60], 0 if view.counterpart(n, text) else n), \
             f" on `{stripped[:60]}`"
@@ -152,17 +166,19 @@ def _marker_hit(view: SilencingView, n: int, text: str, kind: str) -> Iterator[H
                 break
     name = target[0] if target else ""
     where = f"{where}`{name}`" if where in (" on ", " in ") else where
-    rerun = "flaky" in kind.lower() or "retry" in kind.lower()
     if rerun and not name.lower().startswith("test"):
         return  # retries around helpers (downloads, servers) are not test reruns
     end = target[1] - 1 if target and target[1] > n else n
     new = view.changed.status == "added" or bool(target and target[1] in view.added)
     span = " ".join(view.get(m) or "" for m in range(n - 1, max(end, n + 1) + 1))
-    if new and not SILENCE_REASON_RE.search(span):
+    if new and not (forced or widen) and not SILENCE_REASON_RE.search(span):
         return  # a capability gate on a new test ("requires CUDA"), not a silenced failure
     gate = "xfail" in kind.lower() or "expected" in kind.lower()
-    why = _RERUN if rerun else ("so the test no longer gates CI" if gate else _NOT_RUN)
-    yield Hit(n, f"`{kind}`", why, name, end, where=where)
+    why = _RERUN if rerun else ("so the test no longer gates CI" if gate else NOT_RUN)
+    verb = "made unconditional" if forced and kind.rstrip("()") in old else "added"
+    if widen:
+        verb, why = "widened", "so the test is skipped on a whole range of versions, not one"
+    yield Hit(n, f"`{kind}`", why, name, end, where=where, verb=verb, medium=widen)
 
 
 def yaml_hits(view: SilencingView, n: int, text: str) -> Iterator[Hit]:
@@ -172,7 +188,8 @@ def yaml_hits(view: SilencingView, n: int, text: str) -> Iterator[Hit]:
         name, value = key.group("key"), code_part(key.group("val") or "").strip()
         norm = name.lower().replace("-", "_")
         falsy = bool(value) and bool(_FALSE_RE.match(value))
-        if norm == "continue_on_error" and _TRUE_RE.match(value):
+        parent = _parent_name(view, n)
+        if norm == "continue_on_error" and _TRUE_RE.match(value) and not side_step(view, n):
             yield Hit(n, "`continue-on-error: true`", "so the job can " + _UNSEEN.format(
                 "workflow"))
         elif norm == "if" and _IF_FALSE_RE.match(value):
@@ -184,23 +201,29 @@ def yaml_hits(view: SilencingView, n: int, text: str) -> Iterator[Hit]:
         elif norm == "automatic" and not falsy and _parent_name(view, n) in ("retry", None):
             detail = value or ", ".join(_following(view, n, "exit_status", "limit"))
             yield Hit(n, f"Buildkite automatic `retry` ({detail or 'any failure'})", _RERUN)
+        elif in_env(parent, name):
+            pass  # an environment variable whose name contains SKIP: a setting
         elif norm == "skip" and value and not falsy:
             yield Hit(n, f"Buildkite `skip: {value[:80]}`", "so the step no longer runs")
         elif re.fullmatch(r"(?:skip|disable)_?tests?", norm) and _TRUE_RE.match(value):
-            yield Hit(n, f"`{name}: true`", _NOT_RUN)
-        elif _skip_name(name) and value and not (falsy or _TRUE_RE.match(value)) and \
-                _parent_name(view, n) not in ("matrix", "with"):
+            yield Hit(n, f"`{name}: true`", NOT_RUN)
+        elif norm in ("enabled", "disabled") and (falsy if norm == "enabled" else bool(
+                _TRUE_RE.match(value))) and (entry := test_entry(view, n)):
+            yield Hit(n, f"`{name}: {value}`", NOT_RUN, entry[:60].lstrip("- "),
+                      where=f" on `{entry[:60].lstrip('- ')}`", medium=True)
+        elif skip_name(name) and value and not (falsy or _TRUE_RE.match(value)) and \
+                parent not in ("matrix", "with"):
             old = set(re.split(r"[\s,\[\]\"']+", view.counterpart(n, text).split(":", 1)[-1]))
             new = [s for s in re.split(r"[\s,\[\]\"']+", value) if s and s not in old]
             if new:
-                yield Hit(n, f"`{', '.join(new[:3])}`", _NOT_RUN, new[0], where=f" to `{name}`")
+                yield Hit(n, f"`{', '.join(new[:3])}`", NOT_RUN, new[0], where=f" to `{name}`")
         if key.group("dash") is None:
             return
     item = _YAML_ITEM_RE.match(text) if view.skippy else None
-    if item and (parent := view.parent(n, yaml=True)) and _skip_name(parent[0]) and \
-            _parent_name(view, parent[1]) not in ("matrix", "with"):  # shapes a matrix, inputs
+    if item and (holder := view.parent(n, yaml=True)) and skip_name(holder[0]) and \
+            _parent_name(view, holder[1]) not in ("matrix", "with"):  # shapes a matrix, inputs
         entry = code_part(item.group(1)).strip().strip("\"'")[:80]
-        yield Hit(n, f"`{entry}`", _NOT_RUN, entry, where=f" to `{parent[0]}`")
+        yield Hit(n, f"`{entry}`", NOT_RUN, entry, where=f" to `{holder[0]}`")
 
 
 def _parent_name(view: SilencingView, n: int) -> str | None:
@@ -232,7 +255,7 @@ def arg_hits(view: SilencingView, n: int, text: str) -> Iterator[Hit]:
             continue
         if flag != "--deselect" and view.runs(value) > 0:
             continue  # split into its own command elsewhere in this file, not dropped
-        yield Hit(n, f"`{flag}={value}`", _NOT_RUN, value.rsplit("/", 1)[-1])
+        yield Hit(n, f"`{flag}={value}`", NOT_RUN, value.rsplit("/", 1)[-1])
     old_terms = {t for m in _K_ARG_RE.finditer(removed) for t in _NOT_TERM_RE.findall(m["expr"])}
     for match in _K_ARG_RE.finditer(text):
         new = [t for t in _NOT_TERM_RE.findall(match.group("expr")) if t not in old_terms]
@@ -245,32 +268,3 @@ def arg_hits(view: SilencingView, n: int, text: str) -> Iterator[Hit]:
         if count > 0 and (not old or count > max(old)):
             yield Hit(n, f"`--reruns` ({max(old)} → {count})" if old else f"`--reruns {count}`",
                        _RERUN)
-
-
-def commented_hit(view: SilencingView, n: int, text: str, suffix: str) -> Hit | None:
-    """A test or test line commented out; `suffix` is `.py`, `.txt`, `.yaml` (any YAML) or ""."""
-    match = _COMMENTED_TEST_RE.match(text) if suffix == ".py" else None
-    if match:
-        name = next(g for g in match.groups() if g)
-        label = f"test `{name}`" if name.startswith(("test", "Test")) else f"`{name}`"
-        return Hit(n, label, _NOT_RUN, name, verb="commented out")
-    code = text.strip().lstrip("#").strip()
-    if not code or not view.was_removed(n, code):
-        return None  # only a removed line that comes back as a comment was disabled
-    if suffix == ".py":
-        if not _TEST_CODE_RE.match(code):
-            if not _ENTRY_RE.match(code):
-                return None
-            parent = view.parent(n, yaml=False)
-            if parent is None and "test" not in code.lower():
-                return None  # an entry of an unknown list: could be a skip list
-            if parent is not None and _skip_name(parent[0]):
-                return None  # commenting out a skip-list entry re-enables the test
-    elif suffix == ".yaml":
-        parent = view.parent(n, yaml=True)
-        if not _YAML_TEST_LINE_RE.search(code) or (parent and _skip_name(parent[0])):
-            return None
-    elif suffix != ".txt" or not (view.changed.surface == "eval-config"
-                                  or _LIST_FILE_RE.search(view.changed.path)):
-        return None
-    return Hit(n, f"`{code[:80]}`", _NOT_RUN, code[:80], verb="commented out")

@@ -7,6 +7,8 @@ anyway finds nothing.
 
 from __future__ import annotations
 
+from collections import Counter
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -57,7 +59,7 @@ def test_skipped_files_have_nothing_to_find(
 
     known = _known_text(changed)
     if "#" not in added and not any(hint in known.lower() for hint in ANY_HINT):
-        assert list(_hits(SilencingView(changed, known, known.lower()))) == []
+        assert list(_hits(SilencingView(changed, known, known.lower(), Counter(), False))) == []
 
     if not any(word in added for word in _FETCH_WORDS):
         assert list(DownloadCheck(RuntimeDownload(), changed).run()) == []

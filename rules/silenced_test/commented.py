@@ -1,0 +1,59 @@
+"""silenced-test's detector for commented-out code: a test, a test line or a CI test
+command that a change turns into a comment."""
+
+from __future__ import annotations
+
+import re
+
+from rules.silenced_test.line_structure import SilencingView
+from rules.silenced_test.silencing_detectors import ENTRY_RE, NOT_RUN, Hit, skip_name
+from rules.silenced_test.test_commands import command, silenced_targets
+
+_COMMENTED_TEST_RE = re.compile(
+    r"^\s*#\s*(?:(?:async\s+)?def\s+(test\w*)|class\s+(Test\w*)|(pytest\.param)\(|"
+    r"@(pytest\.mark\.parametrize)\()"
+)
+_TEST_CODE_RE = re.compile(
+    r"^(?:(?:async\s+)?def\s+test|class\s+Test|pytest\.param\(|@pytest\.mark\.parametrize|"
+    r"assert\b|self\.assert\w*\(|(?:torch|np|numpy)\.testing\.assert\w*\(|register_\w+_ci\(|"
+    r"TestFile\()"
+)
+_YAML_TEST_LINE_RE = re.compile(
+    r"pytest|unittest|test_\w|run_suite|run[-_]tests?|^-?\s*label:|^-\s*name:", re.I
+)
+_LIST_FILE_RE = re.compile(r"(?:models|tests|suites?|configs?)[\w.-]*\.txt$", re.I)
+
+
+def commented_hit(view: SilencingView, n: int, text: str, suffix: str) -> Hit | None:
+    """A test or test line commented out; `suffix` is `.py`, `.txt`, `.yaml` (any YAML),
+    `.sh` (CI shell) or ""."""
+    match = _COMMENTED_TEST_RE.match(text) if suffix == ".py" else None
+    if match:
+        name = next(g for g in match.groups() if g)
+        label = f"test `{name}`" if name.startswith(("test", "Test")) else f"`{name}`"
+        return Hit(n, label, NOT_RUN, name, verb="commented out")
+    code = text.strip().lstrip("#").strip()
+    if suffix in (".yaml", ".sh") and (cmd := command(code)) is not None:
+        silenced = silenced_targets(cmd, view.runs_of("base"), view.runs_of("head"))
+        if not silenced:
+            return None  # the base did not run it, or the head still does
+        return Hit(n, f"`{code[:80]}`", NOT_RUN, silenced[0], verb="commented out", alone=True)
+    if not code or not view.was_removed(n, code):
+        return None  # only a removed line that comes back as a comment was disabled
+    if suffix == ".py":
+        if not _TEST_CODE_RE.match(code):
+            if not ENTRY_RE.match(code):
+                return None
+            parent = view.parent(n, yaml=False)
+            if parent is None and "test" not in code.lower():
+                return None  # an entry of an unknown list: could be a skip list
+            if parent is not None and skip_name(parent[0]):
+                return None  # commenting out a skip-list entry re-enables the test
+    elif suffix == ".yaml":
+        parent = view.parent(n, yaml=True)
+        if not _YAML_TEST_LINE_RE.search(code) or (parent and skip_name(parent[0])):
+            return None
+    elif suffix != ".txt" or not (view.changed.surface == "eval-config"
+                                  or _LIST_FILE_RE.search(view.changed.path)):
+        return None
+    return Hit(n, f"`{code[:80]}`", NOT_RUN, code[:80], verb="commented out")

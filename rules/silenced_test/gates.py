@@ -1,0 +1,107 @@
+"""What a silencing-looking marker really does: gate on a capability, rerun nothing, or
+silence; and whether a silencing is tracked.
+
+A skip that says what the test needs ("requires CUDA", `skip_if_rocm`, "Need GPU",
+`skipif(not torch.cuda.is_available())`) keeps the test running wherever it can run:
+it is a capability gate, not a hidden failure, unless its reason says the test fails.
+`flaky(reruns=0)` turns retries off. An existing skip reworded into `skipif(True, …)` or
+from one excluded version to a whole range silences more than it did.
+"""
+
+from __future__ import annotations
+
+import re
+from itertools import islice
+
+from rules.analysis.prtext import issue_link
+from rules.silenced_test.line_structure import KnownLines
+
+# Words that say a test needs hardware, a platform or a dependency the runner may lack.
+_CAPABILITY_RE = re.compile(
+    r"\b(?:rocm|hip|cuda|gpus?|npus?|tpus?|xpus?|hpus?|mps|multi[- ]?gpu|device_count|"
+    r"devices?|sm_?\d{2,3}|compute capability|hopper|blackwell|ampere|a100|h100|h200|b200|"
+    r"mi\d{3}\w*|is_available|available|installed|platform|darwin|windows|win32|macos|"
+    r"linux|aarch64|arm64|x86(?:_64)?|requires?|requirements?|need(?:s|ed)?|not supported|"
+    r"unsupported|only (?:on|for|with|runs|supported|available)|find_spec|importorskip)\b"
+    r"|\b(?:skip|require)s?_(?:if_)?(?:no_?|not_?)?(?:rocm|hip|cuda|gpu|npu|tpu|xpu|hpu|mps|"
+    r"cpu|sm\d+|torch|triton|transformers|windows|mac|linux|arch|platform|\w*device\w*|"
+    r"multi_?gpu|\d+_?gpus?|\w+_available)\b"
+    r"|\bhas_\w+|\bis_\w+_available\b|\bis_(?:rocm|hip|cuda|npu|xpu|hpu|tpu|cpu)\w*",
+    re.I,
+)
+_ZERO_RERUNS_RE = re.compile(
+    r"\b(?:reruns|retries|max_retries|times|tries_remaining)\s*=\s*0\b|\bmax_runs\s*=\s*1\b"
+)
+_UNCONDITIONAL_RE = re.compile(r"\bskip(?:if|_if|If)?\s*\(\s*(?:True|1|[\"']True[\"'])\s*[,)]")
+_VERSION_OP_RE = re.compile(r"(?<![<>=!])(==|!=|<=|>=|<|>)\s*[\"']?v?\d")
+_VERSION_IS_RE = re.compile(r"version_is\w*\s*\(|\bversion\w*\s*(?:==|!=)")
+# Jira-style keys (`SW-241408`, `ABC-1234`): the internal tracker of many repositories.
+_TRACKER_KEY_RE = re.compile(r"(?<![\w./-])(?P<project>[A-Z][A-Z_]{1,9})-\d{2,7}(?![\w-])")
+# Upper-case words followed by a number that are not tracker projects.
+_NOT_PROJECTS = frozenset({
+    "CUDA", "ROCM", "HIP", "SM", "CVE", "UTF", "ISO", "GPT", "LLAMA", "FP", "BF", "INT",
+    "UINT", "CANN", "PY", "TP", "DP", "PP", "EP", "CP", "SP", "RFC", "PEP", "MI", "NCCL",
+    "HCCL", "RCCL", "GCC", "CLANG", "LLVM", "API", "V", "VLLM", "SGLANG", "JAX", "XLA",
+})
+
+
+_SKIP_WORD_RE = re.compile(r"\b(?:skip\w*|disabl\w*|xfail\w*|silenc\w*|deselect\w*)", re.I)
+_SENTENCE_RE = re.compile(r"(?<=[.!?;])\s+|\n+")
+
+
+def says_failing(title: str, body: str, silence_reason: re.Pattern[str]) -> bool:
+    """The PR says it skips tests because they fail ("skip the unit test failures on
+    ROCm"): then even a skip worded as a capability gate hides a failure."""
+    for sentence in islice(_SENTENCE_RE.split(f"{title}\n{body[:20_000]}"), 400):
+        if _SKIP_WORD_RE.search(sentence) and silence_reason.search(sentence):
+            return True
+    return False
+
+
+def tracked(text: str) -> str | None:
+    """An issue link, `#N`, or tracker key (`SW-241408`) in a line or comment."""
+    if link := issue_link(text):
+        return link
+    for match in _TRACKER_KEY_RE.finditer(text[:20_000]):
+        if match.group("project") not in _NOT_PROJECTS:
+            return match.group(0)
+    return None
+
+
+def call_text(view: KnownLines, n: int, text: str) -> str:
+    """The marker call starting on line n, across continuation lines (≤ 8, balanced)."""
+    parts, depth = [text], text.count("(") - text.count(")")
+    for m in range(n + 1, n + 8):
+        if depth <= 0:
+            break
+        line = view.get(m)
+        if line is None:
+            break
+        parts.append(line)
+        depth += line.count("(") - line.count(")")
+    return " ".join(parts)
+
+
+def zero_reruns(call: str) -> bool:
+    return _ZERO_RERUNS_RE.search(call) is not None
+
+
+def unconditional(call: str) -> bool:
+    """`skipif(True, …)`: an unconditional skip dressed as a condition."""
+    return _UNCONDITIONAL_RE.search(call) is not None
+
+
+def capability_gate(call: str, silence_reason: re.Pattern[str]) -> bool:
+    """A skip that names what the test needs and does not say that the test fails."""
+    return (not unconditional(call) and silence_reason.search(call) is None
+            and _CAPABILITY_RE.search(call) is not None)
+
+
+def widened(old: str, new: str) -> bool:
+    """An existing version gate that went from one version (`== X`, `!= X`,
+    `version_is(X)`) to a range (`>= Y`, `< Y`): it now skips every version on one side."""
+    old_ops = {m.group(1) for m in islice(_VERSION_OP_RE.finditer(old), 8)}
+    new_ops = {m.group(1) for m in islice(_VERSION_OP_RE.finditer(new), 8)}
+    pinpoint = (bool(old_ops) and old_ops <= {"==", "!="}) or (
+        not old_ops and _VERSION_IS_RE.search(old) is not None)
+    return pinpoint and bool(new_ops - {"==", "!="})

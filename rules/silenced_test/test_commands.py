@@ -1,0 +1,121 @@
+"""Test commands in CI shell: which tests a workflow or script runs, before and after.
+
+A `# pytest tests/x/test_y.py` line only silences a test that the base revision ran,
+by that very line, a directory or file it was part of (`pytest tests/x/`, minus its
+`--ignore=`s), and that the head no longer runs. So commenting out a command for a
+test that never ran, or one a remaining glob still covers, silences nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from bot.core.snapshot import ChangedFile
+from rules.analysis.lines import sides
+
+_MAX_COMMANDS = 2_000  # commands parsed per file side
+_PREFIX_RE = re.compile(r"^(?:-\s+)?(?:(?:run|command|commands|script)\s*:\s*[|>]?[-+]?\s*)?")
+_ENV_RE = re.compile(r"^(?:(?:export\s+)?[A-Za-z_]\w*=(?:\"[^\"]*\"|'[^']*'|\S*)\s+)+")
+_WRAPPER_RE = re.compile(
+    r"^(?:(?:timeout\s+\S+|time|sudo|env|uv\s+run|coverage\s+run|(?:python\d?(?:\.\d+)?|"
+    r"python)\s+(?:-[A-Za-z]+\s+)*-m)\s+)+"
+)
+_RUNNER_RE = re.compile(
+    r"^(?:pytest|py\.test|torchrun|accelerate\s+launch|deepspeed|mpirun|go\s+test|ctest|"
+    r"make\s+\S*test\S*|(?:bash|sh)\s+\S*test\S*|python\d?(?:\.\d+)?\s+\S*(?:test|suite)\S*|"
+    r"\.?/?\S*test\S*\.sh)\b"
+)
+_TOKEN_RE = re.compile(r"[^\s\"'`;|&()]+")
+_IGNORE_RE = re.compile(r"--(?:ignore(?:-glob)?|deselect)(?:=|\s+)[\"']?([^\s\"';]+)")
+
+
+def command(text: str) -> str | None:
+    """The test command on a shell or YAML line (`- run: pytest …`), normalized, or None."""
+    code = _PREFIX_RE.sub("", text.strip(), count=1)
+    code = _WRAPPER_RE.sub("", _ENV_RE.sub("", code, count=1), count=1)
+    if not _RUNNER_RE.match(code) or "test" not in code.lower():
+        return None
+    return " ".join(code.split())
+
+
+def targets(cmd: str) -> list[str]:
+    """The test paths a command names (`tests/e2e/`, `test_x.py::test_y`)."""
+    ignored = set(_IGNORE_RE.findall(cmd))
+    out = []
+    for token in _TOKEN_RE.findall(_IGNORE_RE.sub(" ", cmd)):
+        if token.startswith("-") or token in ignored or "$" in token:
+            continue
+        if "test" in token.lower() and ("/" in token or "::" in token
+                                        or token.endswith((".py", ".sh"))):
+            out.append(token.removeprefix("./"))
+    return out
+
+
+def _within(target: str, scope: str) -> bool:
+    scope = scope.rstrip("/")
+    return target == scope or target.startswith((scope + "/", scope + "::"))
+
+
+@dataclass(frozen=True)
+class Runs:
+    """The test commands one side of a file runs."""
+
+    commands: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]  # text, paths, ignores
+
+    @staticmethod
+    def of(lines: Iterable[str]) -> Runs:
+        found = []
+        for line in _joined(lines):
+            if line.lstrip().startswith("#"):
+                continue
+            cmd = command(line)
+            if cmd is not None:
+                found.append((cmd, tuple(targets(cmd)), tuple(_IGNORE_RE.findall(cmd))))
+                if len(found) >= _MAX_COMMANDS:
+                    break
+        return Runs(tuple(found))
+
+    def runs(self, cmd: str, target: str | None) -> bool:
+        """Whether these commands run `target` (or, without a path, this very command)."""
+        for text, paths, ignores in self.commands:
+            if target is None:
+                if text == cmd:
+                    return True
+            elif any(_within(target, p) for p in paths) and not any(
+                    _within(target, i) for i in ignores):
+                return True
+        return False
+
+
+def _joined(lines: Iterable[str]) -> Iterator[str]:
+    """Lines with shell `\\` continuations joined."""
+    pending = ""
+    for line in lines:
+        stripped = line.rstrip()
+        if stripped.endswith("\\"):
+            pending += stripped[:-1] + " "
+            continue
+        yield pending + stripped
+        pending = ""
+    if pending:
+        yield pending
+
+
+def side_runs(changed: ChangedFile, which: str) -> Runs:
+    """The test commands of the base or head side: the whole text when known, else the
+    patch's lines of that side (context plus removed or added lines)."""
+    text = changed.base_text if which == "base" else changed.head_text
+    if text is not None:
+        return Runs.of(text.splitlines())
+    index = 0 if which == "base" else 1
+    return Runs.of(t for h in changed.hunks for _, t, _ in sides(h)[index])
+
+
+def silenced_targets(cmd: str, base: Runs, head: Runs) -> list[str]:
+    """The tests of `cmd` that the base ran and the head no longer runs."""
+    named = targets(cmd)
+    if not named:
+        return [cmd] if base.runs(cmd, None) and not head.runs(cmd, None) else []
+    return [t for t in named if base.runs(cmd, t) and not head.runs(cmd, t)]
