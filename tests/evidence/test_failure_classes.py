@@ -1,0 +1,88 @@
+"""Failure classes the catalog handles in general, on small logs written for these tests.
+
+Each log mixes the cause with the symptoms a naive extractor would pick (exit codes,
+wrapper errors, counts, timeouts printed on the way) and is run through both matchers:
+the compiled one (Hyperscan + RE2) and the pure-Python fallback must agree.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.evidence.extract import RootCause, extract_bytes
+from bot.evidence.multimatch import Engine, engines_available
+
+ENGINES: list[Engine] = ["python", "compiled"] if engines_available() else ["python"]
+
+CASES: dict[str, tuple[str, int, str]] = {
+    # name: (log, expected root-cause line, expected category)
+    "crash exception inside a pytest report is a test failure": (
+        "tests/test_x.py:12: in test_shape\n"
+        "    out = model(x)\n"
+        "E   AttributeError: 'NoneType' object has no attribute 'shape'\n"
+        "=========================== 1 failed in 0.31s ===========================\n"
+        "##[error]Process completed with exit code 1.\n",
+        3, "pytest-failure"),
+    "the same exception outside a test run stays other": (
+        "Traceback (most recent call last):\n"
+        '  File "run.py", line 3, in <module>\n'
+        "AttributeError: module 'torch' has no attribute 'foo'\n"
+        "##[error]Process completed with exit code 1.\n",
+        3, "other"),
+    "artifact service refusal outranks the step's exit code": (
+        "Run actions/upload-artifact@v4\n"
+        "With the provided path, there will be 1 file uploaded\n"
+        "Error: Failed to CreateArtifact: Received non-retryable error: Failed request: (409) "
+        "Conflict\n"
+        "##[error]Process completed with exit code 1.\n",
+        3, "container-infra"),
+    "nvcc compile cascade reports the first compiler error": (
+        "[12/40] Building CUDA object kernels/gemm.cu.o\n"
+        "kernels/gemm.cu(42): error: identifier \"foo\" is undefined\n"
+        "kernels/gemm.cu(57): error: identifier \"bar\" is undefined\n"
+        "2 errors detected in the compilation of \"kernels/gemm.cu\".\n"
+        "ninja: build stopped: subcommand failed.\n"
+        "CMake Error at setup.cmake:10 (message):\n",
+        2, "build-error"),
+    "a failed package post-install build is a build error": (
+        "Building initial module for 6.8.0-1015-aws\n"
+        "Error! Bad return status for module build on kernel: 6.8.0-1015-aws (x86_64)\n"
+        "dpkg: error processing package example-dkms (--configure):\n"
+        "E: Sub-process /usr/bin/dpkg returned an error code (1)\n",
+        2, "build-error"),
+    "pre-commit hook verdict outranks a timeout printed on the way": (
+        "check yaml...............................................................Passed\n"
+        "ruff.....................................................................Failed\n"
+        "- hook id: ruff\n"
+        "::debug::socket timed out after 5000 ms\n"
+        "##[error]Process completed with exit code 1.\n",
+        2, "other"),
+    "package index refusing an upload is not a test failure": (
+        "Uploading distributions to https://upload.pypi.org/legacy/\n"
+        "ERROR    HTTPError: 400 Bad Request from https://upload.pypi.org/legacy/\n"
+        "         File too large.\n"
+        "##[error]Process completed with exit code 1.\n",
+        2, "other"),
+    "a kernel built for another GPU architecture is device infrastructure": (
+        "E   RuntimeError: CUDA error: no kernel image is available for execution on the "
+        "device\n"
+        "FAILED tests/test_attn.py::test_decode - RuntimeError: CUDA error\n",
+        1, "other"),
+}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_each_class_names_its_cause(name: str, engine: Engine) -> None:
+    log, line_no, category = CASES[name]
+    result = extract_bytes(log.encode(), engine=engine)
+    assert isinstance(result, RootCause), result
+    assert (result.line_no, result.category) == (line_no, category), result.line
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_the_chain_names_the_symptoms_the_cause_explains(engine: Engine) -> None:
+    log, line_no, _ = CASES["artifact service refusal outranks the step's exit code"]
+    result = extract_bytes(log.encode(), engine=engine)
+    assert isinstance(result, RootCause)
+    assert result.explain() == f"exit-code at line 4 ← container-infra at line {line_no}"
