@@ -63,6 +63,14 @@ CASES: dict[str, tuple[str, int, str]] = {
         "         File too large.\n"
         "##[error]Process completed with exit code 1.\n",
         2, "other"),
+    "a per-file timeout of a suite runner is the visible surface": (
+        "Begin (1/3): python3 test_a.py\n"
+        "End (1/3): elapsed=12.0s\n"
+        "Begin (2/3): python3 test_serving.py\n"
+        "\n"
+        "Timeout after 1800 seconds when running test_serving.py\n"
+        "Fail. Time elapsed: 1820.55s\n",
+        5, "timeout-surface"),
     "a kernel built for another GPU architecture is device infrastructure": (
         "E   RuntimeError: CUDA error: no kernel image is available for execution on the "
         "device\n"
