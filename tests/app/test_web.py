@@ -297,9 +297,13 @@ def test_a_form_encoded_delivery_is_stored_as_its_json(tmp_path: Path) -> None:
     run(scenario)
 
 
+METRICS_TOKEN = "scrape-me"
+BEARER = {"Authorization": f"Bearer {METRICS_TOKEN}"}
+
+
 def test_healthz_reports_the_queue_and_503_when_the_store_is_gone(tmp_path: Path) -> None:
     async def scenario() -> None:
-        async with live_app(tmp_path / "w.db") as app:
+        async with live_app(tmp_path / "w.db", metrics_token=METRICS_TOKEN) as app:
             await app.post("pull_request", payload_bytes("pull_request.opened"))
             async with app.session.get(app.url("/healthz")) as resp:
                 assert resp.status == 200
@@ -311,15 +315,29 @@ def test_healthz_reports_the_queue_and_503_when_the_store_is_gone(tmp_path: Path
             async with app.session.get(app.url("/healthz")) as resp:
                 assert resp.status == 503
                 assert (await resp.json())["store"] == "unreachable"
-            async with app.session.get(app.url("/metrics")) as resp:
+            async with app.session.get(app.url("/metrics"), headers=BEARER) as resp:
                 assert "ci_stability_store_up 0.0" in await resp.text()
+
+    run(scenario)
+
+
+def test_metrics_are_not_on_the_webhook_port_without_a_token(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with live_app(tmp_path / "w.db") as app:
+            async with app.session.get(app.url("/metrics")) as resp:
+                assert resp.status == 404
+        async with live_app(tmp_path / "t.db", metrics_token=METRICS_TOKEN) as app:
+            for hdrs in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "Bearer "}):
+                async with app.session.get(app.url("/metrics"), headers=hdrs) as resp:
+                    assert resp.status == 401
+                    assert "ci_stability" not in await resp.text()
 
     run(scenario)
 
 
 def test_metrics_expose_intake_queue_and_github_figures(tmp_path: Path) -> None:
     async def scenario() -> None:
-        async with live_app(tmp_path / "w.db") as app:
+        async with live_app(tmp_path / "w.db", metrics_token=METRICS_TOKEN) as app:
             await app.post("pull_request", payload_bytes("pull_request.opened"))
             await app.post("pull_request", payload_bytes("pull_request.closed"))
             await app.post("pull_request", b"{}", secret="wrong")
@@ -328,7 +346,7 @@ def test_metrics_expose_intake_queue_and_github_figures(tmp_path: Path) -> None:
             app.metrics.github_call("checks/create", 403)
             app.metrics.rate_limit_remaining(4321)
             app.metrics.review_latency(2.5)
-            async with app.session.get(app.url("/metrics")) as resp:
+            async with app.session.get(app.url("/metrics"), headers=BEARER) as resp:
                 assert resp.status == 200
                 assert resp.headers["Content-Type"].startswith("text/plain")
                 text = await resp.text()
