@@ -17,6 +17,7 @@ from pathlib import Path
 
 from bot.store import connect
 from tests.app.helpers import SECRET, headers, payload_bytes, rsa_pem
+from tests.app.serve_kit import serve
 
 ROOT = Path(__file__).resolve().parents[2]
 ENTRY = Path(__file__).with_name("serve_entry.py")
@@ -150,3 +151,25 @@ def test_a_port_in_use_is_a_clear_error(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert f"cannot listen on 127.0.0.1:{port}" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_metrics_are_served_on_their_own_loopback_port_only(tmp_path: Path) -> None:
+    port = _free_port()
+    with serve(tmp_path, "http://127.0.0.1:9", extra_env={"METRICS_PORT": str(port)}) as (
+            _, base):
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=30) as resp:
+            assert resp.status == 200
+            assert b"ci_stability_webhook_deliveries_total" in resp.read()
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=30) as resp:
+            assert resp.status == 200
+        try:
+            urllib.request.urlopen(f"{base}/metrics", timeout=30)
+            raise AssertionError("/metrics answered on the webhook port")
+        except urllib.error.HTTPError as exc:
+            assert exc.code == 404
