@@ -46,15 +46,14 @@ async def _flood(base: str, concurrency: int, size: int) -> list[int]:
 
 
 def main(concurrency: int, size_mb: int, rounds: int) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        # No GitHub is needed to refuse webhooks; GET /app fails fast and is logged.
-        with serve(Path(tmp), "http://127.0.0.1:9", extra_env={"METRICS_PORT": "off"}) as (
-                proc, base):
-            before = _status_kb(proc.pid, "VmRSS")
-            statuses: list[int] = []
-            for _ in range(rounds):
-                statuses += asyncio.run(_flood(base, concurrency, size_mb * 1024 * 1024))
-            after, peak = _status_kb(proc.pid, "VmRSS"), _status_kb(proc.pid, "VmHWM")
+    # No GitHub is needed to refuse webhooks; GET /app fails fast and is logged.
+    with tempfile.TemporaryDirectory() as tmp, serve(
+            Path(tmp), "http://127.0.0.1:9", extra_env={"METRICS_PORT": "off"}) as (proc, base):
+        before = _status_kb(proc.pid, "VmRSS")
+        statuses: list[int] = []
+        for _ in range(rounds):
+            statuses += asyncio.run(_flood(base, concurrency, size_mb * 1024 * 1024))
+        after, peak = _status_kb(proc.pid, "VmRSS"), _status_kb(proc.pid, "VmHWM")
     assert set(statuses) == {401}, statuses
     print(f"machine: {machine()}")
     print("| flood | requests | RSS before MB | RSS after MB | peak RSS MB | peak / before |")

@@ -327,9 +327,9 @@ def test_healthz_reports_the_queue_and_503_when_the_store_is_gone(tmp_path: Path
 
 def test_metrics_are_not_on_the_webhook_port_without_a_token(tmp_path: Path) -> None:
     async def scenario() -> None:
-        async with live_app(tmp_path / "w.db") as app:
-            async with app.session.get(app.url("/metrics")) as resp:
-                assert resp.status == 404
+        async with live_app(tmp_path / "w.db") as app, \
+                app.session.get(app.url("/metrics")) as resp:
+            assert resp.status == 404
         async with live_app(tmp_path / "t.db", metrics_token=METRICS_TOKEN) as app:
             for hdrs in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "Bearer "}):
                 async with app.session.get(app.url("/metrics"), headers=hdrs) as resp:
