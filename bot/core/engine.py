@@ -32,9 +32,20 @@ class ReviewLimits:
     max_bytes: int = 64 * 1024 * 1024  # diff lines plus full texts, summed over files
 
 
-def _size(changed: ChangedFile) -> int:
+DEFAULT_LIMITS = ReviewLimits()
+
+
+def file_size(changed: ChangedFile) -> int:
+    """What a file costs against `ReviewLimits.max_bytes`."""
     lines = sum(len(line.text) for hunk in changed.hunks for line in hunk.lines)
     return lines + len(changed.base_text or "") + len(changed.head_text or "")
+
+
+def cap_notice(limits: ReviewLimits, skipped: Sequence[str]) -> str:
+    named = ", ".join(f"`{path}`" for path in skipped[:_NAMED_SKIPS])
+    more = f" and {len(skipped) - _NAMED_SKIPS} more" if len(skipped) > _NAMED_SKIPS else ""
+    return (f"Review capped at {limits.max_files} files and {limits.max_bytes // 2**20} MiB "
+            f"of diff and text: {len(skipped)} file(s) not reviewed: {named}{more}.")
 
 
 def limit_snapshot(snapshot: PullRequestSnapshot, limits: ReviewLimits
@@ -47,7 +58,7 @@ def limit_snapshot(snapshot: PullRequestSnapshot, limits: ReviewLimits
     total = 0
     for i in ordered:
         changed = snapshot.files[i]
-        size = _size(changed)
+        size = file_size(changed)
         if len(kept) < limits.max_files and total + size <= limits.max_bytes:
             kept.add(i)
             total += size
@@ -55,13 +66,9 @@ def limit_snapshot(snapshot: PullRequestSnapshot, limits: ReviewLimits
             skipped.append(changed.path)
     if not skipped:
         return snapshot
-    named = ", ".join(f"`{path}`" for path in skipped[:_NAMED_SKIPS])
-    more = f" and {len(skipped) - _NAMED_SKIPS} more" if len(skipped) > _NAMED_SKIPS else ""
-    notice = (f"Review capped at {limits.max_files} files and {limits.max_bytes // 2**20} MiB "
-              f"of diff and text: {len(skipped)} file(s) not reviewed: {named}{more}.")
     return dataclasses.replace(
         snapshot, files=tuple(f for i, f in enumerate(snapshot.files) if i in kept),
-        notices=(*snapshot.notices, (None, notice)))
+        notices=(*snapshot.notices, (None, cap_notice(limits, skipped))))
 
 
 def classify_snapshot(snapshot: PullRequestSnapshot, config: Config) -> PullRequestSnapshot:
@@ -146,7 +153,7 @@ def review(
     config: Config,
     rules: Sequence[Rule],
     waivers: Sequence[Waiver] = (),
-    limits: ReviewLimits = ReviewLimits(),
+    limits: ReviewLimits = DEFAULT_LIMITS,
 ) -> Report:
     files_total = len(snapshot.files)
     snapshot = limit_snapshot(classify_snapshot(snapshot, config), limits)
