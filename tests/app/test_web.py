@@ -504,3 +504,26 @@ def test_a_ping_is_answered_while_a_review_step_is_running(tmp_path: Path) -> No
         run(scenario)
     assert stuck == [False]
     assert finished == ["/after-the-step"]
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+def test_a_large_signed_body_streamed_past_the_spool_is_stored_intact(tmp_path: Path,
+                                                                      chunked: bool) -> None:
+    data = json.loads(payload_bytes("pull_request.opened"))
+    data["pull_request"]["body"] = "ü" * 600_000  # ~1.2 MB, over the 256 KiB spool
+    body = json.dumps(data).encode()
+
+    async def chunks() -> AsyncIterator[bytes]:
+        for start in range(0, len(body), 50_000):
+            yield body[start:start + 50_000]
+
+    async def scenario() -> None:
+        async with live_app(tmp_path / "w.db") as app:
+            hdrs = headers("pull_request", body, delivery_id="big-1")
+            sent: Any = chunks() if chunked else body
+            async with app.session.post(app.url("/webhook"), data=sent, headers=hdrs) as resp:
+                assert resp.status == 202
+            stored = app.store.get_delivery("big-1")
+            assert stored is not None and stored.payload == body
+
+    run(scenario)
