@@ -1,9 +1,10 @@
-"""The App's HTTP face: webhook intake, health and metrics (aiohttp).
+"""The App's HTTP face: webhook intake and health (aiohttp).
 
-`POST /webhook` checks `X-Hub-Signature-256` in constant time before anything else
-looks at the body, persists the delivery keyed by `X-GitHub-Delivery`, wakes the
-workers and answers at once; GitHub gives up on a delivery after 10 s and never
-retries it by itself.
+`POST /webhook` checks `X-Hub-Signature-256` in constant time while the body streams
+in, in bounded memory (bot/app/signed_body.py), before anything else looks at it;
+persists the delivery keyed by `X-GitHub-Delivery`, wakes the workers and answers at
+once; GitHub gives up on a delivery after 10 s and never retries it by itself.
+`/metrics` lives on its own listener (bot/app/health.py).
 
 Persisting goes through group commit (bot/store/group_commit.py): the deliveries that
 arrive in one event-loop iteration share one SQLite transaction, and each `202` goes

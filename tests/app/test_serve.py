@@ -48,6 +48,7 @@ def environment(tmp_path: Path, mode: str) -> dict[str, str]:
     env.update({
         "GITHUB_APP_ID": "4242", "GITHUB_PRIVATE_KEY_PATH": str(key),
         "GITHUB_WEBHOOK_SECRET": SECRET, "CI_STABILITY_DB": str(tmp_path / "app.db"),
+        "METRICS_PORT": "0",
         "CI_STABILITY_DEBOUNCE_SECONDS": "0", "SERVE_TEST_MODE": mode,
         "SERVE_TEST_JOURNAL": str(tmp_path / "journal.txt"),
         "PYTHONPATH": str(ROOT),
