@@ -294,7 +294,9 @@ def orchestrate(n: int, concurrency: int, sustained: int, repeat: int) -> None:
     def serve_env(db: Path) -> dict[str, str]:
         return {**base_env, "GITHUB_APP_ID": "1", "GITHUB_PRIVATE_KEY_PATH": str(key),
                 "GITHUB_WEBHOOK_SECRET": SECRET, "CI_STABILITY_DB": str(db),
-                "CI_STABILITY_WORKERS": "0", "PYTHONPATH": str(ROOT)}
+                "CI_STABILITY_WORKERS": "0", "PYTHONPATH": str(ROOT),
+                # No GitHub here: GET /app fails at once; no metrics listener.
+                "GITHUB_API_URL": "http://127.0.0.1:9", "METRICS_PORT": "off"}
 
     py = sys.executable
     serve_argv = [py, "-m", "bot.cli.serve", "--host", "127.0.0.1", "--port", "0"]

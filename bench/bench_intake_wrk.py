@@ -151,7 +151,9 @@ def main() -> int:
                 db = pg.url() if backend == "postgresql" else str(work / f"serve-{t}.db")
                 env = {**base_env, "GITHUB_APP_ID": "1", "GITHUB_PRIVATE_KEY_PATH": str(key),
                        "GITHUB_WEBHOOK_SECRET": SECRET, "CI_STABILITY_DB": db,
-                       "CI_STABILITY_WORKERS": "0", "PYTHONPATH": str(ROOT)}
+                       "CI_STABILITY_WORKERS": "0", "PYTHONPATH": str(ROOT),
+                       # No GitHub here: GET /app fails at once; no metrics listener.
+                       "GITHUB_API_URL": "http://127.0.0.1:9", "METRICS_PORT": "off"}
                 trials[backend].append(_run(f"{backend}#{t}", serve_argv, env, db, args, work))
     finally:
         pg.drop()

@@ -26,7 +26,7 @@ from bot.core.snapshot import PullRequestSnapshot
 from bot.evidence.duplicates import FilesCache, find_duplicates
 from bot.evidence.lookup import prior_failing_runs
 from bot.github.calls import ApiCall, ApiResult, Flow
-from bot.github.drive_async import AsyncDriver
+from bot.github.drive_async import AsyncDriver, drive
 from bot.github.pull import fetch_config, get_pull
 from bot.github.review import ReviewRequest, load_config, review_pull_request
 from rules import ALL_RULES, option_specs
@@ -58,20 +58,13 @@ class AdvisingDriver:
             return ApiResult(503, data=exc.reason)
         return ApiResult(200, data=answer)
 
+    async def _answer(self, call: ApiCall) -> ApiResult:
+        if call.operation == ADVISOR_OPERATION:
+            return await self._advise(call)
+        return await self.driver.call(call)
+
     async def run(self, flow: Flow[T]) -> T:
-        try:
-            call = next(flow)
-            while True:
-                if call.operation == ADVISOR_OPERATION:
-                    result = await self._advise(call)
-                else:
-                    result = await self.driver.call(call)
-                call = flow.send(result)
-        except StopIteration as done:
-            value: T = done.value
-            return value
-        finally:
-            flow.close()
+        return await drive(flow, self._answer, self.driver.steps)
 
 
 def ask(pr: str, prompt: Prompt) -> Flow[Answer | str]:

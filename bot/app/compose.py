@@ -6,7 +6,10 @@ object is the worker's handler for one queued delivery.
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 import os
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
 
@@ -19,11 +22,13 @@ from bot.app.dashboard import mount_dashboard
 from bot.app.evidence_hooks import failure_index
 from bot.app.metrics import Metrics
 from bot.app.routes import dispatch
-from bot.app.settings import Settings
+from bot.app.settings import Settings, SettingsError
 from bot.evidence.buildkite import buildkite_webhook_handler
 from bot.evidence.buildkite_rest import BuildkiteClient
 from bot.github.auth import AppAuth
 from bot.store import Delivery, Store
+
+log = logging.getLogger("bot.compose")
 
 
 class AppHandler:
@@ -38,6 +43,8 @@ class AppHandler:
 
     async def aclose(self) -> None:
         await self.context.session.close()
+        if isinstance(self.context.review_pool, ThreadPoolExecutor):
+            self.context.review_pool.shutdown(wait=False, cancel_futures=True)
         if self.context.advisor is not None:
             await self.context.advisor.aclose()
 
@@ -50,6 +57,10 @@ def build_handler(settings: Settings, store: Store, metrics: Metrics) -> AppHand
         session=aiohttp.ClientSession(), auth=AppAuth(settings.app_id, settings.private_key),
         bot_login=settings.bot_login, write_spacing=spacing,
         advisor=Advisor.from_env(os.environ, observe=metrics.advisor_request),
+        # Threads, not processes: a review is a generator of API calls (a flow), whose
+        # steps cannot move between processes; the GIL's 5 ms switch interval is what
+        # keeps intake answering meanwhile (BENCHMARKS.md, "Intake during a review").
+        review_pool=ThreadPoolExecutor(settings.review_threads, thread_name_prefix="review"),
     )
     return AppHandler(context)
 
@@ -74,3 +85,30 @@ def mount_extra_routes(app: web.Application, handler: AppHandler) -> None:
         await buildkite.drain()
 
     app.on_cleanup.append(drain)
+
+
+async def confirm_bot_login(settings: Settings, session: aiohttp.ClientSession) -> Settings:
+    """The settings with the App's own login, read from `GET /app`.
+
+    The login finds the bot's summary comment and reviews; a wrong one makes the bot
+    post them again. A login set in CI_STABILITY_BOT_LOGIN that is not the App's is
+    an error (`SettingsError`); the default is replaced, with a warning naming both.
+    GitHub out of reach: the configured login stays, with a warning.
+    """
+    auth = AppAuth(settings.app_id, settings.private_key)
+    try:
+        slug = await auth.app_slug(session, settings.api_url)
+    except Exception as exc:
+        log.warning("could not read the App's login from GET /app; keeping the configured one",
+                    extra={"bot_login": settings.bot_login, "reason": str(exc)[:200]})
+        return settings
+    actual = f"{slug}[bot]"
+    if actual == settings.bot_login:
+        return settings
+    if settings.bot_login_set:
+        raise SettingsError([
+            f"CI_STABILITY_BOT_LOGIN is {settings.bot_login!r} but GitHub says this App "
+            f"(id {settings.app_id}) posts as {actual!r}: fix or unset CI_STABILITY_BOT_LOGIN"])
+    log.warning("the App's login differs from the default; using the App's",
+                extra={"configured": settings.bot_login, "app": actual})
+    return dataclasses.replace(settings, bot_login=actual)

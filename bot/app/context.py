@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 
 import aiohttp
@@ -42,6 +43,8 @@ class AppContext:
     # Tests shorten GitHub's ≥1 s spacing between writes; production keeps it.
     write_spacing: float = 1.0
     timeout: aiohttp.ClientTimeout = DEFAULT_TIMEOUT
+    # Where reviews' CPU work runs (bot/github/drive_async.py `drive`); None: on the loop.
+    review_pool: Executor | None = None
 
     async def driver(self, installation_id: int) -> AsyncDriver:
         token_api = GitHubAPI(self.session, "ci-stability-bot", base_url=self.settings.api_url)
@@ -50,5 +53,5 @@ class AppContext:
             self.session, token, base_url=self.settings.api_url,
             cache=self.caches.setdefault(installation_id, BoundedCache()),
             on_call=metrics_hook(self.metrics), write_spacing=self.write_spacing,
-            timeout=self.timeout,
+            timeout=self.timeout, steps=self.review_pool,
         )

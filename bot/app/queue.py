@@ -39,6 +39,7 @@ from typing import Any
 from bot.app.delivery_fields import DeliveryFields, delivery_fields
 from bot.app.jsonlog import log_context
 from bot.app.metrics import Metrics
+from bot.app.payload_shape import shape_problem
 from bot.errors import PermanentError, RetryableError
 from bot.store import Delivery, Store
 
@@ -199,7 +200,7 @@ class Worker:
             if problem is not None:
                 # Intake checks only the first bytes (bot/delivery_fields.py); no retry
                 # can make a payload parse, and the handler must never see one that does not.
-                self._dead(d, f"the payload is not a JSON object: {problem}")
+                self._dead(d, problem)
                 return
             if d.attempts > self.max_attempts:
                 self._dead(d, f"gave up: claimed {d.attempts} times without finishing "
@@ -285,11 +286,14 @@ def _pull_request(d: Delivery, fields: DeliveryFields) -> tuple[str, int] | None
 
 
 def _parsed(d: Delivery) -> tuple[object, str | None]:
-    """The payload, or None and why it cannot be handled."""
+    """The payload, or None and why it cannot be handled (no retry would change it)."""
     try:
         payload = d.json()
+    except RecursionError:
+        return None, "the payload is not a JSON object: nested too deeply to parse"
     except ValueError as exc:  # UnicodeDecodeError included
-        return None, f"{type(exc).__name__}: {exc}"[:300]
+        return None, f"the payload is not a JSON object: {type(exc).__name__}: {exc}"[:300]
     if not isinstance(payload, dict):
-        return None, f"a JSON {type(payload).__name__}, not an object"
-    return payload, None
+        return None, f"the payload is not a JSON object: a JSON {type(payload).__name__}"
+    problem = shape_problem(d.event, payload)
+    return (None, problem) if problem is not None else (payload, None)

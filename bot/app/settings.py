@@ -21,6 +21,7 @@ from bot.store import redacted_url, url_password
 DEFAULT_API_URL = "https://api.github.com"
 DEFAULT_DB = "./ci-stability.db"
 DEFAULT_PORT = 8080
+DEFAULT_METRICS_PORT = 9464  # the port OpenTelemetry's Prometheus exporter uses
 MAX_KEY_FILE_BYTES = 64 * 1024  # a 4096-bit RSA PEM is ~3.3 kB
 
 T = TypeVar("T")
@@ -57,6 +58,15 @@ class Settings:
     bot_login: str = "ci-stability-bot[bot]"
     # The failure dashboard (GET /) exists only when this is set, and asks for it.
     dashboard_token: str | None = field(default=None, repr=False)
+    # Whether CI_STABILITY_BOT_LOGIN was given: then a mismatch with the App is fatal.
+    bot_login_set: bool = False
+    # `/metrics` listens here, apart from the public webhook port (0: any free port).
+    metrics_host: str = "127.0.0.1"
+    metrics_port: int | None = DEFAULT_METRICS_PORT
+    # When set, `/metrics` is also on the webhook port, behind this bearer token.
+    metrics_token: str | None = field(default=None, repr=False)
+    # Threads running reviews' CPU work (snapshot, engine) off the event loop.
+    review_threads: int = 2
 
     def __repr__(self) -> str:
         # Says which secrets are set without a single character of them.
@@ -67,7 +77,8 @@ class Settings:
             f"private_key=<redacted>, webhook_secret=<redacted>, "
             f"buildkite_webhook_token={_presence(self.buildkite_webhook_token)}, "
             f"buildkite_api_token={_presence(self.buildkite_api_token)}, "
-            f"dashboard_token={_presence(self.dashboard_token)})"
+            f"dashboard_token={_presence(self.dashboard_token)}, "
+            f"metrics_token={_presence(self.metrics_token)})"
         )
 
     __str__ = __repr__
@@ -78,7 +89,7 @@ class Settings:
         values = (
             self.private_key, self.webhook_secret,
             self.buildkite_webhook_token, self.buildkite_api_token, url_password(self.db_path),
-            self.dashboard_token,
+            self.dashboard_token, self.metrics_token,
         )
         return tuple(v for v in values if v)
 
@@ -103,6 +114,8 @@ class Settings:
         lease = reader.parse("CI_STABILITY_LEASE_SECONDS", _lease)
         drain = reader.parse("CI_STABILITY_DRAIN_SECONDS", _seconds)
         buildkite_url = reader.parse("BUILDKITE_API_URL", _http_url)
+        metrics_port = reader.parse("METRICS_PORT", _metrics_port)
+        threads = reader.parse("CI_STABILITY_REVIEW_THREADS", _int_between(1, 64))
         bot_login = reader.raw("CI_STABILITY_BOT_LOGIN")
         if bot_login is not None and not bot_login.endswith("[bot]"):
             reader.problems.append(
@@ -128,6 +141,11 @@ class Settings:
             buildkite_api_url=buildkite_url or "https://api.buildkite.com",
             bot_login=bot_login or "ci-stability-bot[bot]",
             dashboard_token=reader.raw("CI_STABILITY_DASHBOARD_TOKEN"),
+            bot_login_set=bot_login is not None,
+            metrics_host=reader.raw("METRICS_HOST") or "127.0.0.1",
+            metrics_port=DEFAULT_METRICS_PORT if metrics_port is None else metrics_port.port,
+            metrics_token=reader.raw("METRICS_TOKEN"),
+            review_threads=2 if threads is None else threads,
         )
 
 
@@ -178,6 +196,20 @@ def _int_between(low: int, high: int) -> Callable[[str], int]:
 
 def _port(text: str) -> int:
     return _int_between(1, 65535)(text)
+
+
+@dataclass(frozen=True)
+class _MetricsPort:
+    port: int | None  # None: no metrics listener
+
+
+def _metrics_port(text: str) -> _MetricsPort:
+    if text.strip().lower() == "off":
+        return _MetricsPort(None)
+    try:
+        return _MetricsPort(_int_between(0, 65535)(text))
+    except ValueError:
+        raise ValueError("expected a port from 0 to 65535 (0: any free port) or 'off'") from None
 
 
 def _seconds(text: str) -> float:

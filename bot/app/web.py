@@ -1,9 +1,10 @@
-"""The App's HTTP face: webhook intake, health and metrics (aiohttp).
+"""The App's HTTP face: webhook intake and health (aiohttp).
 
-`POST /webhook` checks `X-Hub-Signature-256` in constant time before anything else
-looks at the body, persists the delivery keyed by `X-GitHub-Delivery`, wakes the
-workers and answers at once; GitHub gives up on a delivery after 10 s and never
-retries it by itself.
+`POST /webhook` checks `X-Hub-Signature-256` in constant time while the body streams
+in, in bounded memory (bot/app/signed_body.py), before anything else looks at it;
+persists the delivery keyed by `X-GitHub-Delivery`, wakes the workers and answers at
+once; GitHub gives up on a delivery after 10 s and never retries it by itself.
+`/metrics` lives on its own listener (bot/app/health.py).
 
 Persisting goes through group commit (bot/store/group_commit.py): the deliveries that
 arrive in one event-loop iteration share one SQLite transaction, and each `202` goes
@@ -14,8 +15,6 @@ answered `200 duplicate` by the table's primary key, restarts included.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import logging
 import re
@@ -28,9 +27,21 @@ from aiohttp import web
 
 from bot.app.delivery_fields import DeliveryFields, delivery_fields, scan_prefix, scan_pull_request
 from bot.app.events import accepts
-from bot.app.metrics import CONTENT_TYPE, Metrics
+from bot.app.health import (
+    METRICS_KEY,
+    STORE_KEY,
+    TOKEN_KEY,
+    WORKER_KEY,
+    add_health_routes,
+    metrics_page,
+)
+from bot.app.metrics import Metrics
 from bot.app.queue import Worker
 from bot.app.settings import Settings
+from bot.app.signed_body import MAX_BODY_BYTES as MAX_BODY_BYTES
+from bot.app.signed_body import Rejected, read_signed
+from bot.app.signed_body import signature_for as signature_for
+from bot.app.signed_body import signature_ok as signature_ok
 from bot.store import GroupCommitter, NewDelivery, Store
 
 log = logging.getLogger("bot.web")
@@ -41,30 +52,15 @@ try:  # orjson parses a 28 kB payload ~3x faster than json, which matters at int
 except ImportError:  # pragma: no cover - optional dependency
     _fast_loads = json.loads
 
-MAX_BODY_BYTES = 25 * 1024 * 1024  # GitHub does not deliver larger payloads
 DEFAULT_DEBOUNCE_SECONDS = 5.0
 EventFilter = Callable[[str, "str | None"], bool]
 
 _DELIVERY_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 _EVENT_NAME = re.compile(r"[a-z_]{1,64}")
 
-STORE_KEY = web.AppKey("store", Store)
-METRICS_KEY = web.AppKey("metrics", Metrics)
-WORKER_KEY = web.AppKey("worker", Worker)
 
 
 accepts_default = accepts  # the default event filter: bot/app/events.py
-
-
-def signature_for(secret: bytes, body: bytes) -> str:
-    return "sha256=" + hmac.new(secret, body, hashlib.sha256).hexdigest()
-
-
-def signature_ok(secret: bytes, body: bytes, header: str | None) -> bool:
-    if not header or not secret:
-        return False
-    expected = signature_for(secret, body).encode()
-    return hmac.compare_digest(expected, header.strip().encode("utf-8", "replace"))
 
 
 def build_web_app(
@@ -78,12 +74,15 @@ def build_web_app(
     clock: Callable[[], float] = time.time,
     committer: GroupCommitter | None = None,
     max_body_bytes: int = MAX_BODY_BYTES,
+    metrics_token: str | None = None,
 ) -> web.Application:
     """The aiohttp app. Deliveries are group-committed into `store`, or through
-    `committer` when one is passed (tests share one to read its counters)."""
+    `committer` when one is passed (tests share one to read its counters). `/metrics`
+    is served here only behind `metrics_token` (bot/app/health.py)."""
     if isinstance(settings_or_secret, Settings):
         secret = settings_or_secret.webhook_secret.encode()
         debounce = settings_or_secret.debounce_seconds
+        metrics_token = metrics_token or settings_or_secret.metrics_token
     else:
         raw = settings_or_secret
         secret = raw.encode() if isinstance(raw, str) else raw
@@ -102,9 +101,10 @@ def build_web_app(
     if worker is not None:
         app[WORKER_KEY] = worker
     app.router.add_post("/webhook", intake.webhook)
-    app.router.add_get("/healthz", healthz)
-    app.router.add_get("/healthz/live", liveness)
-    app.router.add_get("/metrics", metrics_page)
+    add_health_routes(app)
+    if metrics_token:
+        app[TOKEN_KEY] = metrics_token
+        app.router.add_get("/metrics", metrics_page)
 
     async def close_committer(_: web.Application) -> None:
         group_commit.close()
@@ -125,17 +125,10 @@ class _Intake:
         self.max_body_bytes = max_body_bytes
 
     async def webhook(self, request: web.Request) -> web.Response:
-        signature = request.headers.get("X-Hub-Signature-256")
-        if not signature:
-            return self._reject("unknown", "unauthorized", 401, "missing X-Hub-Signature-256")
-        if (request.content_length or 0) > self.max_body_bytes:
-            return self._reject("unknown", "too_large", 413, "payload over 25 MB")
         try:
-            body = await request.read()
-        except web.HTTPRequestEntityTooLarge:
-            return self._reject("unknown", "too_large", 413, "payload over 25 MB")
-        if not signature_ok(self.secret, body, signature):
-            return self._reject("unknown", "unauthorized", 401, "signature does not match")
+            body = await read_signed(request, self.secret, self.max_body_bytes)
+        except Rejected as why:
+            return self._reject("unknown", why.outcome, why.status, why.reason)
         # Only now, with the sender authenticated, is anything in the request trusted.
         event = request.headers.get("X-GitHub-Event", "")
         delivery_id = request.headers.get("X-GitHub-Delivery", "")
@@ -157,7 +150,9 @@ class _Intake:
             if event == "pull_request":
                 fields = scan_pull_request(body, prefix)
         if fields is None:
-            payload, body = _parse_payload(body, request.content_type)
+            payload, body, problem = _parse_payload(body, request.content_type)
+            if problem is not None:
+                return self._reject(event, "bad_request", 400, problem)
             if not isinstance(payload, dict):
                 return self._reject(event, "bad_request", 400, "payload is not a JSON object")
             action = payload.get("action") if isinstance(payload.get("action"), str) else None
@@ -226,58 +221,25 @@ def _log_fields(delivery_id: str, event: str, action: str | None,
     return context
 
 
-def _parse_payload(body: bytes, content_type: str) -> tuple[Any, bytes]:
-    """The payload and the JSON bytes to queue (form-encoded deliveries carry the JSON
-    in a `payload` field; GitHub Apps send JSON, repository hooks may send either)."""
+def _parse_payload(body: bytes, content_type: str) -> tuple[Any, bytes, str | None]:
+    """The payload, the JSON bytes to queue (form-encoded deliveries carry the JSON in a
+    `payload` field; GitHub Apps send JSON, repository hooks may send either), and why
+    the payload cannot be read, if it cannot."""
     try:
         if content_type == "application/x-www-form-urlencoded":
             values = parse_qs(body.decode("utf-8"), max_num_fields=16).get("payload", [""])
             body = values[0].encode("utf-8")
     except (ValueError, UnicodeDecodeError):
-        return None, body
+        return None, body, None
     try:
-        return _fast_loads(body), body
+        return _fast_loads(body), body, None
     except ValueError:
         pass  # orjson is stricter (e.g. integers over 64 bits): give json its chance
     try:
-        return json.loads(body), body
+        return json.loads(body), body, None
+    except RecursionError:
+        # orjson stops at 1,024 levels and json at the interpreter's recursion limit;
+        # GitHub's payloads nest about a dozen deep.
+        return None, body, "payload is nested too deeply to be a GitHub webhook"
     except (ValueError, UnicodeDecodeError):
-        return None, body
-
-
-async def healthz(request: web.Request) -> web.Response:
-    """Readiness: 200 while this replica takes webhooks and work; 503 when its store is
-    unreachable or it is draining (SIGTERM), so a load balancer sends webhooks elsewhere."""
-    store = request.app[STORE_KEY]
-    worker = request.app.get(WORKER_KEY)
-    try:
-        reachable = store.ping()
-        counts = store.counts() if reachable else None
-    except Exception:
-        reachable, counts = False, None
-    if not reachable or counts is None:
-        return web.json_response({"status": "unavailable", "store": "unreachable"}, status=503)
-    draining = worker is not None and worker.draining
-    return web.json_response({
-        "status": "draining" if draining else "ok",
-        "store": "ok",
-        "queue": counts,
-        "dead_letters": counts.get("dead", 0),
-    }, status=503 if draining else 200)
-
-
-async def liveness(request: web.Request) -> web.Response:
-    """Liveness: the process answers and its lease renewal keeps beating. It never asks
-    the database (a database outage is no reason to restart every replica)."""
-    worker = request.app.get(WORKER_KEY)
-    if worker is not None and not worker.draining:
-        silent = time.monotonic() - worker.last_beat
-        if silent > 3 * worker.store.lease_seconds:
-            return web.json_response({"status": "stalled", "beat_age_s": round(silent, 1)},
-                                     status=503)
-    return web.json_response({"status": "alive"})
-
-
-async def metrics_page(request: web.Request) -> web.Response:
-    body = request.app[METRICS_KEY].render()
-    return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE})
+        return None, body, None

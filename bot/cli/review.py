@@ -112,7 +112,8 @@ def _load_config(args: argparse.Namespace) -> Config:
 def _snapshot(args: argparse.Namespace, config: Config) -> PullRequestSnapshot:
     table = surface_table(config.surfaces)
     if args.patch:
-        snapshot = snapshot_from_patch(_read(args.patch))
+        snapshot = snapshot_from_patch(
+            _read(args.patch), wanted=lambda path: classify(path, table) is not None)
     elif args.staged:
         snapshot = snapshot_from_index(
             Path(args.repo), lambda path: classify(path, table) is not None)

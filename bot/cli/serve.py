@@ -20,10 +20,12 @@ import sys
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+import aiohttp
 from aiohttp import web
 
 from bot.advisor.settings import NO_KEY, AdvisorSettings, AdvisorSettingsError
-from bot.app.compose import build_handler
+from bot.app.compose import build_handler, confirm_bot_login
+from bot.app.health import build_metrics_app
 from bot.app.jsonlog import configure_logging
 from bot.app.metrics import Metrics
 from bot.app.queue import Handler, Worker
@@ -74,7 +76,7 @@ def main(argv: Sequence[str] | None = None, handler_factory: HandlerFactory | No
     port = settings.port if args.port is None else args.port
     try:
         asyncio.run(serve(settings, args.host, port, handler_factory))
-    except StoreError as exc:
+    except (StoreError, SettingsError) as exc:
         sys.stderr.write(f"ci-stability serve: {exc}\n")
         return EXIT_USAGE
     except OSError as exc:
@@ -91,6 +93,9 @@ async def serve(
     """Run until SIGTERM/SIGINT (or `stop` is set), then drain in order: report not
     ready and stop claiming, let running handlers finish (`drain_seconds`; what is left
     is handed back for another replica), stop taking webhooks, close the store."""
+    if handler_factory is None:  # the real App: its login must be the App's own
+        async with aiohttp.ClientSession() as session:
+            settings = await confirm_bot_login(settings, session)
     store = open_store(settings.db_path, settings.lease_seconds)
     metrics = Metrics()
     try:
@@ -104,6 +109,7 @@ async def serve(
             mount(web_app)
         runner = web.AppRunner(web_app, access_log=None, handle_signals=False)
         await runner.setup()
+        private = await _metrics_listener(settings, metrics, store, worker)
         try:
             site = web.TCPSite(runner, host, port)
             await site.start()
@@ -120,10 +126,34 @@ async def serve(
         finally:
             await worker.stop(0)
             await runner.cleanup()
+            if private is not None:
+                await private.cleanup()
         await _close(handler)
     finally:
         store.close()
     log.info("stopped")
+
+
+async def _metrics_listener(settings: Settings, metrics: Metrics, store: Store,
+                            worker: Worker) -> web.AppRunner | None:
+    """`/metrics` on its own (by default loopback-only) listener. A port in use costs
+    the metrics, not the webhooks: logged as an error, and serving goes on."""
+    if settings.metrics_port is None:
+        return None
+    runner = web.AppRunner(build_metrics_app(metrics, store, worker), access_log=None,
+                           handle_signals=False)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, settings.metrics_host, settings.metrics_port).start()
+    except OSError as exc:
+        log.error("metrics not served: cannot listen", extra={
+            "host": settings.metrics_host, "port": settings.metrics_port,
+            "reason": exc.strerror or str(exc)})
+        await runner.cleanup()
+        return None
+    log.info("metrics listening", extra={"host": settings.metrics_host,
+                                         "port": _bound_port(runner, settings.metrics_port)})
+    return runner
 
 
 def lean_log_records() -> None:

@@ -156,16 +156,36 @@ def _section_has_header(lines: list[str], start: int, i: int) -> bool:
 
 def parse_unified_diff(text: str) -> list[FilePatch]:
     """Parse a whole `git diff` / `git format-patch` / `diff -u` output."""
+    return list(iter_unified_diff(text))
+
+
+def iter_unified_diff(text: str) -> Iterator[FilePatch]:
+    """The file sections of a diff, parsed one `diff --git` chunk at a time: the lines
+    of the whole text never exist at once (for a 77 MB patch they were ~150 MB)."""
     # One tuple per diff line and none of them in a cycle: with the cyclic collector
     # running, its full passes over the growing heap took ~40% of a large parse.
     enabled = gc.isenabled()
     gc.disable()
     try:
-        lines = text.splitlines()
-        return [_parse_section(lines, start, end) for start, end in _split_files(lines, text)]
+        for chunk in _git_chunks(text):
+            lines = chunk.splitlines()
+            for start, end in _split_files(lines, chunk):
+                yield _parse_section(lines, start, end)
     finally:
         if enabled:
             gc.enable()
+
+
+def _git_chunks(text: str) -> Iterator[str]:
+    """`text` cut before each line that starts `diff --git `. A section never spans
+    two chunks: such a line always starts one (see `_split_files`)."""
+    start = 0
+    at = text.find("\ndiff --git ")
+    while at >= 0:
+        yield text[start:at + 1]
+        start = at + 1
+        at = text.find("\ndiff --git ", start)
+    yield text[start:]
 
 
 def _parse_section(lines: list[str], start: int, end: int) -> FilePatch:

@@ -16,6 +16,7 @@ from datetime import datetime
 
 import aiohttp
 import gidgethub
+import gidgethub.aiohttp
 from gidgethub import apps
 from gidgethub.abc import GitHubAPI
 
@@ -62,6 +63,18 @@ class AppAuth:
 
     def app_jwt(self) -> str:
         return apps.get_jwt(app_id=self.app_id, private_key=self._private_key)
+
+    async def app_slug(self, session: aiohttp.ClientSession, api_url: str) -> str:
+        """The App's slug from `GET /app` (its bot posts as "<slug>[bot]")."""
+        gh = gidgethub.aiohttp.GitHubAPI(session, "ci-stability-bot", base_url=api_url)
+        try:
+            answer = await asyncio.wait_for(gh.getitem("/app", jwt=self.app_jwt()), 15)
+        except gidgethub.HTTPException as exc:
+            raise PermanentError(f"GET /app: GitHub answered {exc.status_code}") from None
+        slug = answer.get("slug") if isinstance(answer, dict) else None
+        if not isinstance(slug, str) or not slug:
+            raise PermanentError("GET /app: the answer has no slug")
+        return slug
 
     def forget(self, installation_id: int) -> None:
         """Drop a cached token (after GitHub answered 401 to it)."""

@@ -8,9 +8,12 @@ backoff, GitHub's rate-limit rules, redirects for log downloads, and call counti
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import contextvars
 import random
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, MutableMapping
+from concurrent.futures import Executor
 from dataclasses import replace
 from typing import Any, TypeVar
 from urllib.parse import urlencode, urlsplit
@@ -72,8 +75,56 @@ def with_query(url: str, params: Mapping[str, str | int] | None) -> str:
     return f"{url}{'&' if '?' in url else '?'}{urlencode(params)}"
 
 
+async def drive(flow: Flow[T], answer: Callable[[ApiCall], Awaitable[ApiResult]],
+                steps: Executor | None = None) -> T:
+    """Run `flow`, answering each of its calls with `answer`.
+
+    With `steps`, the flow's own code between two calls (building the snapshot, the
+    engine, rendering: the CPU-heavy part of a review) runs on that executor's
+    threads, so the event loop keeps taking webhooks meanwhile; only the calls run on
+    the loop. The steps of one flow still run one after another.
+    """
+    try:
+        if steps is None:
+            call = next(flow)
+            while True:
+                call = flow.send(await answer(call))
+        loop = asyncio.get_running_loop()
+        # The context goes along so the worker's log fields stay on the flow's lines.
+        context = contextvars.copy_context()
+        done, step = await loop.run_in_executor(steps, context.run, _first, flow)
+        while not done:
+            result = await answer(step)
+            done, step = await loop.run_in_executor(steps, context.run, _send, flow, result)
+        value: T = step
+        return value
+    except StopIteration as finished:
+        returned: T = finished.value
+        return returned
+    finally:
+        # A cancelled step may still be running on its thread; it ends by itself.
+        with contextlib.suppress(ValueError):
+            flow.close()
+
+
+def _first(flow: Flow[Any]) -> tuple[bool, Any]:
+    # StopIteration cannot cross a Future, so it comes back as (True, value).
+    try:
+        return False, next(flow)
+    except StopIteration as finished:
+        return True, finished.value
+
+
+def _send(flow: Flow[Any], result: ApiResult) -> tuple[bool, Any]:
+    try:
+        return False, flow.send(result)
+    except StopIteration as finished:
+        return True, finished.value
+
+
 class AsyncDriver:
-    """Performs a flow's calls with one installation (or user) token."""
+    """Performs a flow's calls with one installation (or user) token; with `steps`,
+    the flow's own code runs on that executor (see `drive`)."""
 
     def __init__(
         self,
@@ -90,7 +141,9 @@ class AsyncDriver:
         on_call: OnCall | None = None,
         counter: CallCounter | None = None,
         write_spacing: float = 1.0,  # GitHub: >= 1 s between mutating requests
+        steps: Executor | None = None,
     ) -> None:
+        self.steps = steps
         self._session = session
         self._timeout = timeout
         self._cache = cache
@@ -110,15 +163,7 @@ class AsyncDriver:
         return f"AsyncDriver(base_url={self.base_url!r})"
 
     async def run(self, flow: Flow[T]) -> T:
-        try:
-            call = next(flow)
-            while True:
-                call = flow.send(await self.call(call))
-        except StopIteration as done:
-            value: T = done.value
-            return value
-        finally:
-            flow.close()
+        return await drive(flow, self.call, self.steps)
 
     async def call(self, call: ApiCall) -> ApiResult:
         attempt = 0

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable
 from email.header import decode_header, make_header
 
-from bot.core.diff import parse_unified_diff
-from bot.core.snapshot import PullRequestSnapshot
+from bot.core.diff import FilePatch, iter_unified_diff
+from bot.core.engine import DEFAULT_LIMITS, ReviewLimits, cap_notice, file_size
+from bot.core.snapshot import ChangedFile, PullRequestSnapshot
 from bot.sources.files import decode_text, from_patch
 
 MAX_PATCH_BYTES = 512 * 1024 * 1024
@@ -26,7 +28,58 @@ def _format_patch_subject(text: str) -> str:
         return subject
 
 
-def snapshot_from_patch(data: bytes, title: str = "", body: str = "") -> PullRequestSnapshot:
+class _Kept:
+    """The files kept so far within `limits`: wanted files (in scope) may push out
+    unwanted ones kept earlier, so the patch is read once and memory stays bounded."""
+
+    def __init__(self, limits: ReviewLimits, wanted: Callable[[str], bool]) -> None:
+        self.limits, self.wanted = limits, wanted
+        # (order in the patch, file, size) for each kept file, wanted or not.
+        self.chosen: list[tuple[int, ChangedFile, int]] = []
+        self.others: list[tuple[int, ChangedFile, int]] = []
+        self.skipped: list[tuple[int, str]] = []
+        self.total = 0
+
+    def offer(self, order: int, changed: ChangedFile) -> None:
+        size, wanted = file_size(changed), self.wanted(changed.path)
+        while wanted and self.others and not self._room(size):
+            dropped = self.others.pop()
+            self.total -= dropped[2]
+            self.skipped.append((dropped[0], dropped[1].path))
+        if self._room(size):
+            (self.chosen if wanted else self.others).append((order, changed, size))
+            self.total += size
+        else:
+            self.skipped.append((order, changed.path))
+
+    def _room(self, size: int) -> bool:
+        return (len(self.chosen) + len(self.others) < self.limits.max_files
+                and self.total + size <= self.limits.max_bytes)
+
+    def result(self) -> tuple[tuple[ChangedFile, ...], str | None]:
+        kept = sorted(self.chosen + self.others, key=lambda entry: entry[0])
+        files = tuple(changed for _, changed, _ in kept)
+        if not self.skipped:
+            return files, None
+        return files, cap_notice(self.limits, [path for _, path in sorted(self.skipped)])
+
+
+def _keep(patches: Iterable[FilePatch], limits: ReviewLimits,
+          wanted: Callable[[str], bool]) -> tuple[tuple[ChangedFile, ...], str | None, bool]:
+    kept = _Kept(limits, wanted)
+    any_file = False
+    for order, patch in enumerate(patches):
+        any_file = True
+        kept.offer(order, from_patch(patch))
+    return (*kept.result(), any_file)
+
+
+def snapshot_from_patch(
+    data: bytes, title: str = "", body: str = "", *,
+    limits: ReviewLimits = DEFAULT_LIMITS, wanted: Callable[[str], bool] = lambda path: True,
+) -> PullRequestSnapshot:
+    """The patch as a snapshot of at most `limits` (in-scope files, by `wanted`, first);
+    the files left out are named in a notice, as the engine would."""
     text, problem = decode_text(data)
     notices: list[tuple[str | None, str]] = []
     if text is None:
@@ -34,8 +87,10 @@ def snapshot_from_patch(data: bytes, title: str = "", body: str = "") -> PullReq
         notices.append((None, "patch contains NUL bytes; parsed what could be read"))
     elif problem:
         notices.append((None, f"patch is {problem}; undecodable bytes were replaced"))
-    files = tuple(from_patch(p) for p in parse_unified_diff(text))
-    if not files and text.strip():
+    files, capped, any_file = _keep(iter_unified_diff(text), limits, wanted)
+    if capped is not None:
+        notices.append((None, capped))
+    if not any_file and text.strip():
         notices.append((None, "no file sections found: input does not look like a unified diff"))
     return PullRequestSnapshot(
         files=files,

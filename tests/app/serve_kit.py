@@ -42,6 +42,7 @@ def serve(tmp_path: Path, api_url: str, db: str | None = None,
         "GITHUB_WEBHOOK_SECRET": SECRET, "GITHUB_API_URL": api_url,
         "CI_STABILITY_DB": db or str(tmp_path / "app.db"), "CI_STABILITY_DEBOUNCE_SECONDS": "0",
         "CI_STABILITY_WRITE_SPACING": "0", "PYTHONPATH": str(ROOT),
+        "METRICS_PORT": "0",  # replicas side by side: each its own free port
         **(extra_env or {}),
     })
     log = tmp_path / f"serve-{time.monotonic_ns()}.log"

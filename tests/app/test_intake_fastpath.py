@@ -167,3 +167,58 @@ def test_the_fast_path_covers_every_vendored_pull_request_payload(name: str) -> 
     assert prefix is not None
     assert scan_pull_request(body, prefix) == reference(body)[1]
 
+
+
+# --- payloads no retry can make handleable ----------------------------------------------
+def _without(name: str, *keys: str) -> bytes:
+    data = json.loads(payload_bytes(name))
+    for key in keys:
+        del data[key]
+    return json.dumps(data).encode()
+
+
+@pytest.mark.parametrize(("event", "body", "reason"), [
+    ("pull_request", _without("pull_request.opened", "pull_request"), "no `pull_request`"),
+    ("pull_request", _without("pull_request.opened", "repository"), "repository.full_name"),
+    ("issue_comment", _without("issue_comment.created", "issue"), "no `issue`"),
+])
+def test_a_payload_malformed_for_its_event_dead_letters_at_once(
+        tmp_path: Path, event: str, body: bytes, reason: str) -> None:
+    called: list[str] = []
+
+    async def handler(d: Delivery, payload: object) -> None:
+        called.append(d.id)
+
+    async def scenario() -> None:
+        async with live_app(tmp_path / "w.db", handler, max_attempts=5) as app:
+            assert (await app.post(event, body, delivery_id="shapeless")).status == 202
+            await wait_until(lambda: app.store.counts()["dead"] == 1)
+            dead = app.store.get_delivery("shapeless")
+            assert dead is not None and dead.attempts == 1
+            assert f"malformed {event} payload" in (dead.last_error or "")
+            assert reason in (dead.last_error or "")
+
+    asyncio.run(scenario())
+    assert called == []
+
+
+def test_a_deep_payload_the_fast_path_let_through_dead_letters_with_the_reason(
+        tmp_path: Path) -> None:
+    # The prefix, head and trailing repository look right; the middle nests 100k deep.
+    deep = b"[" * 100_000 + b"]" * 100_000
+    body = (b'{"action": "opened", "number": 5, "pull_request": {"head": {"label": "a", '
+            b'"ref": "b", "sha": "' + b"a" * 40 + b'"}, "x": ' + deep + b'}, '
+            b'"repository": {"full_name": "o/r"}}')
+
+    async def handler(d: Delivery, payload: object) -> None:
+        raise AssertionError("never handled")
+
+    async def scenario() -> None:
+        async with live_app(tmp_path / "w.db", handler, max_attempts=5) as app:
+            assert (await app.post("pull_request", body, delivery_id="deep")).status == 202
+            await wait_until(lambda: app.store.counts()["dead"] == 1)
+            dead = app.store.get_delivery("deep")
+            assert dead is not None and dead.attempts == 1
+            assert "nested too deeply" in (dead.last_error or "")
+
+    asyncio.run(scenario())

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import json
 import os
 import signal
@@ -15,8 +17,16 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import aiohttp
+import pytest
+
+from bot.app.compose import confirm_bot_login
+from bot.app.settings import Settings, SettingsError
 from bot.store import connect
 from tests.app.helpers import SECRET, headers, payload_bytes, rsa_pem
+from tests.app.serve_kit import serve
+from tests.fakegithub import FakeGitHub
+from tests.github.kit import APP_ID, app_keys
 
 ROOT = Path(__file__).resolve().parents[2]
 ENTRY = Path(__file__).with_name("serve_entry.py")
@@ -38,6 +48,7 @@ def environment(tmp_path: Path, mode: str) -> dict[str, str]:
     env.update({
         "GITHUB_APP_ID": "4242", "GITHUB_PRIVATE_KEY_PATH": str(key),
         "GITHUB_WEBHOOK_SECRET": SECRET, "CI_STABILITY_DB": str(tmp_path / "app.db"),
+        "METRICS_PORT": "0",
         "CI_STABILITY_DEBOUNCE_SECONDS": "0", "SERVE_TEST_MODE": mode,
         "SERVE_TEST_JOURNAL": str(tmp_path / "journal.txt"),
         "PYTHONPATH": str(ROOT),
@@ -150,3 +161,69 @@ def test_a_port_in_use_is_a_clear_error(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert f"cannot listen on 127.0.0.1:{port}" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_metrics_are_served_on_their_own_loopback_port_only(tmp_path: Path) -> None:
+    port = _free_port()
+    with serve(tmp_path, "http://127.0.0.1:9", extra_env={"METRICS_PORT": str(port)}) as (
+            _, base):
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=30) as resp:
+            assert resp.status == 200
+            assert b"ci_stability_webhook_deliveries_total" in resp.read()
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=30) as resp:
+            assert resp.status == 200
+        try:
+            urllib.request.urlopen(f"{base}/metrics", timeout=30)
+            raise AssertionError("/metrics answered on the webhook port")
+        except urllib.error.HTTPError as exc:
+            assert exc.code == 404
+
+
+def _app_settings(fake_url: str, **overrides: object) -> Settings:
+    settings = Settings(app_id=APP_ID, private_key=app_keys()[0], webhook_secret=SECRET,
+                        api_url=fake_url)
+    return dataclasses.replace(settings, **overrides)  # type: ignore[arg-type]
+
+
+def _confirm(slug: str, **overrides: object) -> tuple[Settings, list[str]]:
+    async def scenario() -> tuple[Settings, list[str]]:
+        fake = FakeGitHub(check_responses=True)
+        fake.register_app(APP_ID, app_keys()[1], slug=slug)
+        url = await fake.start()
+        try:
+            async with aiohttp.ClientSession() as session:
+                settings = await confirm_bot_login(_app_settings(url, **overrides), session)
+            return settings, [c.operation_id for c in fake.calls]
+        finally:
+            await fake.close()
+
+    return asyncio.run(scenario())
+
+
+def test_the_bot_login_is_read_from_get_app_at_start() -> None:
+    settings, calls = _confirm("ci-stability-bot")
+    assert settings.bot_login == "ci-stability-bot[bot]" and calls == ["apps/get-authenticated"]
+    adopted, _ = _confirm("acme-ci")  # the default login was not this App's: use the App's
+    assert adopted.bot_login == "acme-ci[bot]"
+
+
+def test_a_configured_bot_login_that_is_not_the_apps_is_an_error_naming_both() -> None:
+    with pytest.raises(SettingsError) as info:
+        _confirm("acme-ci", bot_login="ci-stability-bot[bot]", bot_login_set=True)
+    assert "'ci-stability-bot[bot]'" in str(info.value) and "'acme-ci[bot]'" in str(info.value)
+    kept, _ = _confirm("acme-ci", bot_login="acme-ci[bot]", bot_login_set=True)
+    assert kept.bot_login == "acme-ci[bot]"
+
+
+def test_get_app_out_of_reach_keeps_the_configured_login() -> None:
+    async def scenario() -> Settings:
+        async with aiohttp.ClientSession() as session:
+            return await confirm_bot_login(_app_settings("http://127.0.0.1:9"), session)
+
+    assert asyncio.run(scenario()).bot_login == "ci-stability-bot[bot]"

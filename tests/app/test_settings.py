@@ -120,3 +120,25 @@ def test_repr_reveals_no_secret() -> None:
         assert "PRIVATE KEY" not in text and rsa_pem().splitlines()[1] not in text
         assert "app_id=12345" in text and "<redacted>" in text
     assert set(settings.secrets) == {SECRET, settings.private_key, "bk-api-token-value"}
+
+
+def test_metrics_listen_on_loopback_apart_from_the_webhook_port_by_default() -> None:
+    settings = Settings.from_env(env())
+    assert (settings.metrics_host, settings.metrics_port, settings.metrics_token) == (
+        "127.0.0.1", 9464, None)
+    assert settings.review_threads == 2 and not settings.bot_login_set
+    chosen = Settings.from_env(env(METRICS_PORT="0", METRICS_HOST="0.0.0.0",
+                                   METRICS_TOKEN="tok-secret", CI_STABILITY_REVIEW_THREADS="4",
+                                   CI_STABILITY_BOT_LOGIN="my-app[bot]"))
+    assert (chosen.metrics_host, chosen.metrics_port, chosen.review_threads) == (
+        "0.0.0.0", 0, 4)
+    assert chosen.bot_login_set and "tok-secret" in chosen.secrets
+    assert "tok-secret" not in repr(chosen)
+    assert Settings.from_env(env(METRICS_PORT="off")).metrics_port is None
+
+
+@pytest.mark.parametrize(("name", "value"), [
+    ("METRICS_PORT", "65536"), ("METRICS_PORT", "nine"), ("CI_STABILITY_REVIEW_THREADS", "0"),
+])
+def test_bad_metrics_port_or_pool_size_is_named(name: str, value: str) -> None:
+    assert any(name in problem for problem in problems(env(**{name: value})))

@@ -7,7 +7,9 @@ import io
 import json
 import logging
 import sqlite3
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -16,6 +18,8 @@ import pytest
 
 from bot.app.jsonlog import JsonFormatter
 from bot.app.web import accepts_default, signature_for, signature_ok
+from bot.github.calls import ApiCall, ApiResult, Flow
+from bot.github.drive_async import drive
 from bot.store import Delivery
 from tests.app.helpers import SECRET, FakeClock, headers, live_app, payload_bytes, wait_until
 
@@ -297,9 +301,13 @@ def test_a_form_encoded_delivery_is_stored_as_its_json(tmp_path: Path) -> None:
     run(scenario)
 
 
+METRICS_TOKEN = "scrape-me"
+BEARER = {"Authorization": f"Bearer {METRICS_TOKEN}"}
+
+
 def test_healthz_reports_the_queue_and_503_when_the_store_is_gone(tmp_path: Path) -> None:
     async def scenario() -> None:
-        async with live_app(tmp_path / "w.db") as app:
+        async with live_app(tmp_path / "w.db", metrics_token=METRICS_TOKEN) as app:
             await app.post("pull_request", payload_bytes("pull_request.opened"))
             async with app.session.get(app.url("/healthz")) as resp:
                 assert resp.status == 200
@@ -311,15 +319,29 @@ def test_healthz_reports_the_queue_and_503_when_the_store_is_gone(tmp_path: Path
             async with app.session.get(app.url("/healthz")) as resp:
                 assert resp.status == 503
                 assert (await resp.json())["store"] == "unreachable"
-            async with app.session.get(app.url("/metrics")) as resp:
+            async with app.session.get(app.url("/metrics"), headers=BEARER) as resp:
                 assert "ci_stability_store_up 0.0" in await resp.text()
+
+    run(scenario)
+
+
+def test_metrics_are_not_on_the_webhook_port_without_a_token(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with live_app(tmp_path / "w.db") as app, \
+                app.session.get(app.url("/metrics")) as resp:
+            assert resp.status == 404
+        async with live_app(tmp_path / "t.db", metrics_token=METRICS_TOKEN) as app:
+            for hdrs in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "Bearer "}):
+                async with app.session.get(app.url("/metrics"), headers=hdrs) as resp:
+                    assert resp.status == 401
+                    assert "ci_stability" not in await resp.text()
 
     run(scenario)
 
 
 def test_metrics_expose_intake_queue_and_github_figures(tmp_path: Path) -> None:
     async def scenario() -> None:
-        async with live_app(tmp_path / "w.db") as app:
+        async with live_app(tmp_path / "w.db", metrics_token=METRICS_TOKEN) as app:
             await app.post("pull_request", payload_bytes("pull_request.opened"))
             await app.post("pull_request", payload_bytes("pull_request.closed"))
             await app.post("pull_request", b"{}", secret="wrong")
@@ -328,7 +350,7 @@ def test_metrics_expose_intake_queue_and_github_figures(tmp_path: Path) -> None:
             app.metrics.github_call("checks/create", 403)
             app.metrics.rate_limit_remaining(4321)
             app.metrics.review_latency(2.5)
-            async with app.session.get(app.url("/metrics")) as resp:
+            async with app.session.get(app.url("/metrics"), headers=BEARER) as resp:
                 assert resp.status == 200
                 assert resp.headers["Content-Type"].startswith("text/plain")
                 text = await resp.text()
@@ -399,5 +421,109 @@ def test_readiness_turns_503_on_drain_while_liveness_stays_200(tmp_path: Path) -
             app.store.close()
             async with app.session.get(app.url("/healthz/live")) as resp:
                 assert resp.status == 200  # a database outage is no reason to restart
+
+    run(scenario)
+
+
+@pytest.mark.parametrize("body", [
+    b"[" * 100_000 + b"]" * 100_000,
+    b'{"action": "opened", "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}",
+    b'{"a": ' * 100_000 + b"1" + b"}" * 100_000,
+])
+def test_a_signed_payload_nested_100k_deep_is_a_clear_400(tmp_path: Path, body: bytes) -> None:
+    async def scenario() -> None:
+        async with live_app(tmp_path / "w.db") as app:
+            hdrs = headers("pull_request", body)
+            async with app.session.post(app.url("/webhook"), data=body, headers=hdrs) as resp:
+                assert resp.status == 400
+                assert "nested too deeply" in (await resp.json())["error"]
+            assert sum(app.store.counts().values()) == 0
+
+    run(scenario)
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+def test_a_large_badly_signed_body_is_read_through_and_refused(tmp_path: Path,
+                                                               chunked: bool) -> None:
+    # Larger than the in-memory spool, so the refused body went through the disk part.
+    body = payload_bytes("pull_request.opened") * 40  # ~1 MB
+
+    async def chunks() -> AsyncIterator[bytes]:
+        for start in range(0, len(body), 64 * 1024):
+            yield body[start:start + 64 * 1024]
+
+    async def scenario() -> None:
+        async with live_app(tmp_path / "w.db") as app:
+            hdrs = headers("pull_request", body, secret="not-the-secret")
+            data: Any = chunks() if chunked else body
+            async with app.session.post(app.url("/webhook"), data=data, headers=hdrs) as resp:
+                assert resp.status == 401
+                assert (await resp.json())["error"] == "signature does not match"
+            good = payload_bytes("pull_request.opened")
+            assert (await app.post("pull_request", good, delivery_id="after")).status == 202
+            assert app.store.get_delivery("after") is not None
+            assert sum(app.store.counts().values()) == 1
+
+    run(scenario)
+
+
+def test_a_ping_is_answered_while_a_review_step_is_running(tmp_path: Path) -> None:
+    """The review's CPU work (a flow step) runs on the pool: here it is held on a gate
+    that only the ping's answer opens, so run on the event loop it would deadlock."""
+    started, gate = threading.Event(), threading.Event()
+    finished: list[str] = []
+    stuck: list[bool] = []  # the gate was never opened: the step had blocked the loop
+
+    def review_flow() -> Flow[str]:
+        started.set()
+        stuck.append(not gate.wait(30))
+        result = yield ApiCall("GET", "/after-the-step")
+        return str(result.data)
+
+    async def answer(call: ApiCall) -> ApiResult:
+        return ApiResult(200, data=call.url)
+
+    with ThreadPoolExecutor(1) as pool:
+        async def handler(d: Delivery, payload: object) -> None:
+            finished.append(await drive(review_flow(), answer, pool))
+
+        async def scenario() -> None:
+            async with live_app(tmp_path / "w.db", handler) as app:
+                body = payload_bytes("pull_request.opened")
+                assert (await app.post("pull_request", body)).status == 202
+                await wait_until(started.is_set)
+                ping = b'{"zen": "Design for failure."}'
+                async with app.session.post(app.url("/webhook"), data=ping,
+                                            headers=headers("ping", ping)) as resp:
+                    assert resp.status == 200
+                    assert await resp.json() == {"status": "pong"}
+                assert not finished  # the review was still in its step
+                gate.set()
+                await wait_until(lambda: app.store.counts()["done"] == 1)
+
+        run(scenario)
+    assert stuck == [False]
+    assert finished == ["/after-the-step"]
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+def test_a_large_signed_body_streamed_past_the_spool_is_stored_intact(tmp_path: Path,
+                                                                      chunked: bool) -> None:
+    data = json.loads(payload_bytes("pull_request.opened"))
+    data["pull_request"]["body"] = "ü" * 600_000  # ~1.2 MB, over the 256 KiB spool
+    body = json.dumps(data).encode()
+
+    async def chunks() -> AsyncIterator[bytes]:
+        for start in range(0, len(body), 50_000):
+            yield body[start:start + 50_000]
+
+    async def scenario() -> None:
+        async with live_app(tmp_path / "w.db") as app:
+            hdrs = headers("pull_request", body, delivery_id="big-1")
+            sent: Any = chunks() if chunked else body
+            async with app.session.post(app.url("/webhook"), data=sent, headers=hdrs) as resp:
+                assert resp.status == 202
+            stored = app.store.get_delivery("big-1")
+            assert stored is not None and stored.payload == body
 
     run(scenario)

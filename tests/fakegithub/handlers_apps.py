@@ -75,4 +75,10 @@ def create_from_manifest(ctx: Ctx) -> Reply:
     })
 
 
-HANDLERS = {"apps/create-from-manifest": create_from_manifest}
+def get_authenticated(ctx: Ctx) -> Reply:
+    """`GET /app` with the App's JWT: the App, whose bot posts as "<slug>[bot]"."""
+    return Reply(status=200, json=ctx.shapes.app())
+
+
+HANDLERS = {"apps/create-from-manifest": create_from_manifest,
+            "apps/get-authenticated": get_authenticated}

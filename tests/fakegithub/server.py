@@ -30,6 +30,7 @@ from .traffic import Budget, Fault, default_fault_body, link_header, take_fault
 HANDLERS: dict[str, Handler] = {**PULL_HANDLERS, **ISSUE_HANDLERS, **REPO_HANDLERS, **CI_HANDLERS,
                                 **APP_HANDLERS}
 TOKEN_OPERATION = "apps/create-installation-access-token"
+JWT_OPERATIONS = {TOKEN_OPERATION, "apps/get-authenticated"}  # the App's JWT, no token
 # Called without credentials on github.com: the temporary code is the credential.
 ANONYMOUS_OPERATIONS = {"apps/create-from-manifest"}
 # github.com's web form of the manifest flow (not the API): served on the same host.
@@ -191,7 +192,7 @@ class FakeGitHub(Seeding):
                                f"API rate limit exceeded for {principal.rate_limit_key}.")
         query, body = self._validate(operation, params, request, raw)
         repo = self._visible_repo(principal, params)
-        if operation.operation_id not in {TOKEN_OPERATION, *ANONYMOUS_OPERATIONS}:
+        if operation.operation_id not in {*JWT_OPERATIONS, *ANONYMOUS_OPERATIONS}:
             check_permission(principal, operation.operation_id)
         ctx = Ctx(self.state, Shapes(self.url, self.state), self.now(), self.url, principal,
                   operation.operation_id, params, query, body,
@@ -211,7 +212,7 @@ class FakeGitHub(Seeding):
         parts = split_authorization(request.headers.get("Authorization"))
         if operation.operation_id in ANONYMOUS_OPERATIONS:
             return Principal("anonymous", "anonymous", "User")
-        if operation.operation_id == TOKEN_OPERATION:
+        if operation.operation_id in JWT_OPERATIONS:
             if parts is None or parts[0] != "bearer":
                 raise ApiError(401, "A JSON web token could not be decoded")
             verify_app_jwt(parts[1], self.state.app, self.now())
