@@ -11,7 +11,8 @@ contents API needs one request each. What GitHub documents and does, and this fo
   query GitHub rejects (parse error, rate limit, timeout) has errors and no data. Either
   way the object is "unknown" here, never guessed: the caller falls back to REST.
 - Objects are not connections, so the 500,000-node limit does not bind; the size of the
-  answer does (GitHub gives a query 10 seconds), hence at most `MAX_OBJECTS` per query.
+  answer does (GitHub gives a query 10 seconds), hence at most `MAX_OBJECTS` per query,
+  and a batch that fails as a timeout does is halved (twice at most) before giving up.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from bot.github.calls import Flow, graphql
 # github.com (sveltia-cms: "250 files per GraphQL request") and holds a 250-file PR.
 MAX_OBJECTS = 250
 TEXT_LIMIT = 512_000  # GitHub truncates Blob.text here
+MAX_SPLITS = 2  # halvings of a batch that timed out: at most 6 more queries per batch
 
 Kind = Literal["blob", "tree", "missing", "unknown"]
 
@@ -105,23 +107,52 @@ def _batches(items: Sequence[str]) -> Iterator[Sequence[str]]:
         yield items[start : start + MAX_OBJECTS]
 
 
+def _worth_splitting(status: int, body: Mapping[str, Any], batch: Sequence[str]) -> bool:
+    """A query that failed as a whole without a typed error (GitHub's "Something went
+    wrong … may be the result of a timeout", a 502): a smaller answer may get through.
+    Typed errors (RATE_LIMITED, NOT_FOUND, FORBIDDEN) would fail again."""
+    if len(batch) < 2 or body.get("data") is not None:
+        return False
+    if status in {502, 504}:
+        return True
+    errors = body.get("errors")
+    return status == 200 and isinstance(errors, list) and bool(errors) and not any(
+        isinstance(e, Mapping) and e.get("type") for e in errors)
+
+
+def _query(owner: str, repo: str, batch: Sequence[str], splits: int
+           ) -> Flow[dict[str, GitObject]]:
+    variables: dict[str, Any] = {"owner": owner, "name": repo}
+    variables.update({f"e{i}": expr for i, expr in enumerate(batch)})
+    result = yield graphql(objects_query(len(batch)), variables)
+    body = result.data if isinstance(result.data, Mapping) else {}
+    if splits > 0 and _worth_splitting(result.status, body, batch):
+        half = len(batch) // 2
+        found = yield from _query(owner, repo, batch[:half], splits - 1)
+        found.update((yield from _query(owner, repo, batch[half:], splits - 1)))
+        return found
+    data = body.get("data") if result.status == 200 else None
+    repository = data.get("repository") if isinstance(data, Mapping) else None
+    failed, whole = _failed_aliases(body.get("errors"))
+    found = {}
+    for i, expr in enumerate(batch):
+        alias = f"o{i}"
+        if not isinstance(repository, Mapping) or alias in failed or (
+                whole and alias not in repository):
+            found[expr] = UNKNOWN
+        else:
+            found[expr] = _parse(repository.get(alias))
+    return found
+
+
 def fetch_objects(owner: str, repo: str, expressions: Sequence[str]) -> Flow[dict[str, GitObject]]:
-    """Each expression's object; UNKNOWN for whatever GitHub did not answer."""
+    """Each expression's object; UNKNOWN for whatever GitHub did not answer.
+
+    A batch that fails as if it were too big is split in halves, at most `MAX_SPLITS`
+    times, before its objects are given up as unknown (the caller then uses REST).
+    """
     wanted = list(dict.fromkeys(expressions))
     found: dict[str, GitObject] = {}
     for batch in _batches(wanted):
-        variables: dict[str, Any] = {"owner": owner, "name": repo}
-        variables.update({f"e{i}": expr for i, expr in enumerate(batch)})
-        result = yield graphql(objects_query(len(batch)), variables)
-        body = result.data if result.status == 200 and isinstance(result.data, Mapping) else {}
-        data = body.get("data")
-        repository = data.get("repository") if isinstance(data, Mapping) else None
-        failed, whole = _failed_aliases(body.get("errors"))
-        for i, expr in enumerate(batch):
-            alias = f"o{i}"
-            if not isinstance(repository, Mapping) or alias in failed or (
-                    whole and alias not in repository):
-                found[expr] = UNKNOWN
-            else:
-                found[expr] = _parse(repository.get(alias))
+        found.update((yield from _query(owner, repo, batch, MAX_SPLITS)))
     return found

@@ -9,6 +9,7 @@ from pathlib import PurePosixPath
 from bot.core.findings import Finding, Severity
 from bot.core.surfaces import classify, surface_table
 from bot.github.api_view import MAX_VIEW_CALLS
+from bot.github.compare import usable
 from bot.github.drive_sync import SyncDriver
 from bot.github.graphql import fetch_objects
 from bot.github.pull import fetch_snapshot
@@ -34,6 +35,9 @@ from .kit import (
 )
 
 TABLE = surface_table()
+TIMEOUT = {"errors": [{"message": "Something went wrong while executing your query. This "
+                                  "may be the result of a timeout, or it could be a GitHub "
+                                  "bug. Please include `ABCD:1234` when reporting this issue."}]}
 PATH = ".github/workflows/ci.yml"
 
 
@@ -79,14 +83,15 @@ def test_graphql_errors_and_truncated_blobs_fall_back_to_contents() -> None:
     big = "a: 1\n" + "#" * TEXT_LIMIT + "\n"
     head = push(fake, 7, {PATH: (workflow(), workflow(silenced=True)),
                           ".github/workflows/big.yml": (big, big + "b: 2\n")}, tag="h1")
-    # A timeout on GitHub's side: HTTP 200, errors and no data.
-    fake.inject("POST", r"^/graphql$", 200, body={"errors": [{"message": (
-        "Something went wrong while executing your query. This may be the result of a "
-        "timeout, or it could be a GitHub bug.")}]})
+    # GitHub timing out, again and again: HTTP 200, errors and no data.
+    fault = fake.inject("POST", r"^/graphql$", 200, body=TIMEOUT, times=None)
 
     async def scenario() -> None:
         async with fake, app_side(fake) as app:
             first = await app.run(fetch_snapshot(OWNER, NAME, 7, wants_contents=in_scope))
+            # Three objects, halved twice before giving up: 1 + 2 + 2 queries.
+            assert fake.count("graphql") == 5
+            fake.faults.remove(fault)
             second = await app.run(fetch_snapshot(OWNER, NAME, 7, wants_contents=in_scope))
             for snapshot in (first, second):
                 by_path = {f.path: f for f in snapshot.files}
@@ -101,7 +106,25 @@ def test_graphql_errors_and_truncated_blobs_fall_back_to_contents() -> None:
     # First snapshot: GraphQL failed, both files over REST; second: only the one whose
     # text GitHub cut at 512,000 bytes.
     assert contents == [("ci.yml", head), ("big.yml", head), ("big.yml", head)]
-    assert fake.count("graphql") == 2 and fake.violations == []
+    assert fake.count("graphql") == 6 and fake.violations == []
+
+
+def test_a_batch_that_times_out_once_is_halved_not_read_file_by_file() -> None:
+    fake = new_fake()
+    files = {f".github/workflows/w{i}.yml": (workflow(), workflow(silenced=True))
+             for i in range(6)}
+    push(fake, 7, files, tag="h1")
+    fake.inject("POST", r"^/graphql$", 200, body=TIMEOUT, times=1)
+
+    async def scenario() -> None:
+        async with fake, app_side(fake) as app:
+            snapshot = await app.run(fetch_snapshot(OWNER, NAME, 7, wants_contents=in_scope))
+            assert all(f.head_text == workflow(silenced=True) for f in snapshot.files)
+
+    run(scenario())
+    sizes = [len(c.body["variables"]) - 2 for c in fake.calls_to("graphql")]
+    assert sizes == [7, 3, 4]  # 6 texts + 1 directory, then the two halves
+    assert fake.count("repos/get-content") == 0 and fake.violations == []
 
 
 def test_first_review_reads_config_with_texts_and_redelivery_costs_two_calls() -> None:
@@ -156,6 +179,33 @@ def test_repo_view_is_filled_in_one_query_and_capped() -> None:
     # Texts + directory listing in one query, the siblings' texts in one more.
     assert fake.count("graphql") == 2 + 1 + MAX_VIEW_CALLS
     assert head and fake.violations == []
+
+
+def test_compare_stands_in_for_list_files_only_when_it_is_all_there() -> None:
+    entry = {"filename": "a.yml", "patch": "@@ -1 +1 @@\n-a\n+b", "changes": 2}
+    assert usable([entry], 1) and usable([entry], None)
+    assert not usable([entry], 2)  # the PR says more files changed
+    assert usable([entry] * 300, 300) and not usable([entry] * 300, None)  # cut at 300?
+    assert not usable([entry] * 301, 301)
+    assert not usable([{**entry, "patch": None}], 1)  # list-files may have the patch
+    assert usable([{"filename": "b.bin", "changes": 0}], 1)  # nothing to show anyway
+
+
+def test_a_draft_reads_the_config_first_and_is_skipped_without_more_calls() -> None:
+    fake = new_fake()
+    fake.add_file(REPO, ".github/ci-stability.yml", "review_drafts: false\n")
+    push(fake, 7, {PATH: (workflow(), workflow(silenced=True))}, tag="h1")
+    fake.state.pulls[(REPO, 7)].draft = True
+    request = ReviewRequest(OWNER, NAME, 7, bot_login=BOT, rules=TEST_RULES,
+                            skip_drafts=True)
+
+    async def scenario() -> None:
+        async with fake, app_side(fake) as app:
+            outcome = await app.run(review_pull_request(request, None))
+            assert outcome.skipped and outcome.skip_reason == "draft"
+
+    run(scenario())
+    assert [c.operation_id for c in fake.calls[1:]] == ["pulls/get", "repos/get-content"]
 
 
 def test_the_cli_driver_posts_graphql_queries() -> None:

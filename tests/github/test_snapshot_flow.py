@@ -55,13 +55,16 @@ def test_pagination_past_100_files_and_contents_only_for_in_scope_files() -> Non
 
 
 def fetched_texts(fake: FakeGitHub) -> set[tuple[str, str]]:
-    """(path, revision) of every file asked for, over GraphQL or the contents API."""
+    """(path, revision) of every file asked for, over GraphQL or the contents API
+    (directory listings for the repository view left out)."""
     asked = {(c.path.split("/contents/")[1], c.query["ref"])
              for c in fake.calls_to("repos/get-content")}
     for call in fake.calls_to("graphql"):
+        answered = call.response["data"]["repository"]
         for name, value in call.body["variables"].items():
-            rev, _, path = value.partition(":")
-            if name.startswith("e") and not path.endswith("workflows") and path:
+            found = answered.get(f"o{name[1:]}") if name.startswith("e") else None
+            if name.startswith("e") and (found or {}).get("__typename") != "Tree":
+                rev, _, path = value.partition(":")
                 asked.add((path, rev))
     return asked
 
