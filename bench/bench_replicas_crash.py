@@ -43,7 +43,7 @@ WF = ".github/workflows/ci.yml"
 def trial(pg: PgServer, rng: random.Random, workdir: Path) -> dict[str, object]:
     url = pg.url()
     fake = new_fake()
-    fake.inject_delay("GET", r"/pulls/7/files", seconds=1.0, times=1)
+    fake.inject_delay("GET", r"/pulls/7/files|/compare/", seconds=1.0, times=1)
     env = {"CI_STABILITY_LEASE_SECONDS": str(LEASE)}
     kill_after = rng.uniform(0.0, args_window[0])
     with running_fake_github(fake):

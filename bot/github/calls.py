@@ -24,6 +24,9 @@ RAW_MEDIA = "application/vnd.github.raw+json"
 DEFAULT_API_URL = "https://api.github.com"
 USER_AGENT = f"ci-stability-bot/{bot.__version__}"
 PER_PAGE = 100  # GitHub's maximum page size
+# A flow's GraphQL call names this path; each driver maps it to the endpoint of its API
+# root (api.github.com/graphql, or <host>/api/graphql on GitHub Enterprise Server).
+GRAPHQL_PATH = "/graphql"
 
 _LINK_RE = re.compile(r'<([^>]+)>\s*;\s*rel="([^"]+)"')
 
@@ -44,7 +47,8 @@ class ApiCall:
 
     @property
     def is_write(self) -> bool:
-        return self.method.upper() not in {"GET", "HEAD"}
+        # A GraphQL query is a POST that changes nothing (this project sends no mutations).
+        return self.method.upper() not in {"GET", "HEAD"} and self.url != GRAPHQL_PATH
 
 
 @dataclass(frozen=True)
@@ -95,6 +99,20 @@ def repo_path(owner: str, repo: str) -> str:
     return f"/repos/{quote(owner, safe='')}/{quote(repo, safe='')}"
 
 
+def graphql_endpoint(base_url: str) -> str:
+    """GitHub's GraphQL endpoint for a REST API root (GHES serves it beside /api/v3)."""
+    root = base_url.rstrip("/")
+    if root.endswith("/api/v3"):
+        return root.removesuffix("/v3") + "/graphql"
+    return root + GRAPHQL_PATH
+
+
+def graphql(query: str, variables: Mapping[str, Any], operation: str = "graphql") -> ApiCall:
+    """A GraphQL query as a call: POST {query, variables} to the GraphQL endpoint."""
+    return ApiCall("POST", GRAPHQL_PATH, body={"query": query, "variables": dict(variables)},
+                   operation=operation)
+
+
 def send(call: ApiCall) -> Flow[ApiResult]:
     result = yield call
     return result
@@ -138,7 +156,8 @@ class CallCounter:
 
     def record(self, call: ApiCall, status: int) -> None:
         self.by_operation[call.operation or f"{call.method} {call.url}"] += 1
-        self.by_method[call.method.upper()] += 1
+        # A GraphQL query is counted as the read it is, not as a POST.
+        self.by_method["QUERY" if call.url == GRAPHQL_PATH else call.method.upper()] += 1
         self.by_status[status] += 1
 
     @property
@@ -147,7 +166,7 @@ class CallCounter:
 
     @property
     def reads(self) -> int:
-        return sum(n for method, n in self.by_method.items() if method in {"GET", "HEAD"})
+        return sum(n for method, n in self.by_method.items() if method in {"GET", "HEAD", "QUERY"})
 
     @property
     def writes(self) -> int:

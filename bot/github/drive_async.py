@@ -26,6 +26,7 @@ from gidgethub import sansio
 from bot.errors import RetryableError
 from bot.github.calls import (
     DEFAULT_API_URL,
+    GRAPHQL_PATH,
     USER_AGENT,
     ApiCall,
     ApiResult,
@@ -34,6 +35,7 @@ from bot.github.calls import (
     OnCall,
     RateBudget,
     decode_body,
+    graphql_endpoint,
     lower_headers,
 )
 from bot.github.retry import RetryPolicy, decide
@@ -214,7 +216,8 @@ class AsyncDriver:
     async def _once(self, call: ApiCall, hops: int = 0) -> ApiResult:
         gh = self._gh
         gh.last = None
-        url = with_query(call.url, call.params)
+        url = (graphql_endpoint(self.base_url) if call.url == GRAPHQL_PATH
+               else with_query(call.url, call.params))
         body = b"" if call.body is None else call.body
         method = call.method.upper()
         try:

@@ -28,6 +28,7 @@ from github.GithubRetry import GithubRetry
 from bot.errors import RetryableError
 from bot.github.calls import (
     DEFAULT_API_URL,
+    GRAPHQL_PATH,
     USER_AGENT,
     ApiCall,
     ApiResult,
@@ -124,8 +125,10 @@ class SyncDriver:
     def call(self, call: ApiCall) -> ApiResult:
         self._wait_for_budget(call)
         try:
+            # PyGithub knows its GraphQL endpoint (GHES: /api/graphql, not /api/v3/graphql).
+            url = self._requester.graphql_url if call.url == GRAPHQL_PATH else call.url
             status, headers, text = self._requester.requestJson(
-                call.method.upper(), call.url, parameters=dict(call.params or {}) or None,
+                call.method.upper(), url, parameters=dict(call.params or {}) or None,
                 headers={"Accept": call.accept}, input=call.body, follow_302_redirect=False,
             )
             lowered = lower_headers(headers)

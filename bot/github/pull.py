@@ -1,24 +1,31 @@
 """Fetch a pull request into a `PullRequestSnapshot`, with as few API calls as possible.
 
-Calls: the PR, its files (100 per page, following `Link`), and the head text of each
-in-scope file that the patch cannot provide (its base is rebuilt by undoing the
-patch). Out-of-scope files never cost a contents call. The repository config is
-read from the default branch only: a PR must not be able to change its own policy.
+Calls: the PR; its files from one comparison (`compare.py`; list-files, 100 per page,
+where the comparison falls short); then one GraphQL query for the head text of every
+in-scope file the patch cannot provide (a base is rebuilt by undoing the patch, and only
+fetched, in a second query, where that fails), the config and the directories the
+repository view will be asked about (`file_texts.py`, `api_view.py`). Out-of-scope files
+cost nothing. The config is read from the default branch only: a PR must not be able to
+change its own policy.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
-from urllib.parse import quote
 
 from bot.core.config import CONFIG_PATH
 from bot.core.diff import parse_file_patch
-from bot.core.snapshot import ChangedFile, PullRequestSnapshot
-from bot.github.calls import RAW_MEDIA, ApiCall, Flow, GitHubError, expect, paginate, repo_path
+from bot.core.repo_view import parent
+from bot.core.snapshot import ChangedFile, Hunk, PullRequestSnapshot
+from bot.github.api_view import MAX_PREFETCH_DIRS, ApiRepoView
+from bot.github.calls import ApiCall, Flow, expect, paginate, repo_path
+from bot.github.compare import compare_files
+from bot.github.file_texts import Fetched, Key, get_file, read_texts
 from bot.github.patch_texts import added_text, base_from_head, removed_text
-from bot.sources.files import MAX_TEXT_BYTES, decode_text, from_github_entry
+from bot.sources.files import MAX_TEXT_BYTES, from_github_entry
 
 MAX_LISTED_FILES = 3000  # GitHub's cap for pulls/list-files
 Notices = list[tuple[str | None, str]]
@@ -30,74 +37,102 @@ def get_pull(owner: str, repo: str, number: int) -> Flow[dict[str, Any]]:
     return data
 
 
-def get_file(owner: str, repo: str, path: str, ref: str) -> Flow[bytes | None]:
-    """A file's raw bytes at `ref`, or None when it does not exist there."""
-    call = ApiCall(
-        "GET", f"{repo_path(owner, repo)}/contents/{quote(path, safe='/')}",
-        {"ref": ref}, accept=RAW_MEDIA, operation="repos/get-content",
-    )
-    result = yield call
-    if result.status == 404:
-        return None
-    if result.status != 200:
-        raise GitHubError(call, result)
-    data = result.data
-    if isinstance(data, str):
-        return data.encode("utf-8")
-    return data if isinstance(data, bytes) else b""
-
-
 def fetch_config(owner: str, repo: str, default_branch: str) -> Flow[str | None]:
-    """`.github/ci-stability.yml` from the default branch, or None when there is none."""
+    """`.github/ci-stability.yml` from the default branch, or None when there is none.
+
+    Over the contents API on purpose: the App's ETag cache turns a repeated read into a
+    free 304, which keeps a redelivered webhook at two calls.
+    """
     data = yield from get_file(owner, repo, CONFIG_PATH, default_branch)
     return None if data is None else data.decode("utf-8", "replace")
 
 
-def _text(
-    owner: str, repo: str, path: str, ref: str | None, cap: int, notices: Notices
-) -> Flow[str | None]:
-    if not ref:
-        return None
-    data = yield from get_file(owner, repo, path, ref)
-    if data is None:
-        notices.append((path, f"not found at {ref[:7]}"))
-        return None
-    if len(data) > cap:
-        notices.append((path, f"full text skipped: larger than {cap // 1024} KiB"))
-        return None
-    text, problem = decode_text(data)
-    if problem:
-        notices.append((path, problem))
-    return text
+@dataclass
+class _Plan:
+    """What one in-scope file needs beyond its patch, and what it has so far."""
+
+    entry: dict[str, Any]
+    hunks: list[Hunk]
+    usable: bool  # the patch parsed and has hunks
+    exact: bool  # the patch parsed (a base may be rebuilt from the head)
+    base: str | None = None
+    head: str | None = None
+
+    @property
+    def path(self) -> str:
+        return str(self.entry["filename"])
+
+    @property
+    def old_path(self) -> str:
+        return str(self.entry.get("previous_filename") or self.entry["filename"])
+
+    @property
+    def status(self) -> str:
+        return str(self.entry.get("status") or "modified")
 
 
-def _texts(
-    owner: str, repo: str, entry: dict[str, Any], pull: dict[str, Any], cap: int,
-    notices: Notices,
-) -> Flow[tuple[str | None, str | None]]:
-    """(base, head) texts of one in-scope file, fetched only where the patch falls short."""
-    path, status, patch = entry["filename"], entry.get("status"), entry.get("patch")
-    old_path = entry.get("previous_filename") or path
-    head_sha, base_sha = pull["head"]["sha"], pull["base"]["sha"]
+def _plan(entry: dict[str, Any]) -> _Plan:
+    patch = entry.get("patch")
     hunks, error = parse_file_patch(patch) if isinstance(patch, str) else ([], "missing")
-    usable = error is None and bool(hunks)
-    if status == "added":
-        head = added_text(hunks) if usable else None
-        if head is None:
-            head = yield from _text(owner, repo, path, head_sha, cap, notices)
-        return None, head
-    if status == "removed":
-        base = removed_text(hunks) if usable else None
-        if base is None:
-            base = yield from _text(owner, repo, old_path, base_sha, cap, notices)
-        return base, None
-    head = yield from _text(owner, repo, path, head_sha, cap, notices)
-    base = None
-    if head is not None and error is None:
-        base = base_from_head(head, hunks)
-    if base is None:
-        base = yield from _text(owner, repo, old_path, base_sha, cap, notices)
-    return base, head
+    plan = _Plan(entry, list(hunks), error is None and bool(hunks), error is None)
+    if plan.status == "added" and plan.usable:
+        plan.head = added_text(hunks)
+    if plan.status == "removed" and plan.usable:
+        plan.base = removed_text(hunks)
+    return plan
+
+
+def _first_wants(plan: _Plan, head_sha: str, base_sha: str) -> list[Key]:
+    if plan.status == "added":
+        return [] if plan.head is not None else [(plan.path, head_sha)]
+    if plan.status == "removed":
+        return [] if plan.base is not None else [(plan.old_path, base_sha)]
+    return [(plan.path, head_sha)]
+
+
+def _take(found: dict[Key, Fetched], key: Key, notices: Notices) -> str | None:
+    fetched = found[key]
+    if fetched.problem:
+        notices.append((key[0], fetched.problem))
+    return fetched.text
+
+
+def _fetch_texts(
+    owner: str, repo: str, plans: list[_Plan], pull: dict[str, Any], cap: int,
+    notices: Notices, config: Key | None, view: ApiRepoView | None,
+) -> Flow[str | None]:
+    """Fill the plans' texts in one batch (two when a base cannot be rebuilt); returns
+    the config's text when `config` names it, the view's directories come along."""
+    head_sha, base_sha = pull["head"].get("sha") or "", pull["base"].get("sha") or ""
+    first: list[Key] = [key for plan in plans for key in _first_wants(plan, head_sha, base_sha)]
+    dirs = sorted({parent(plan.path) for plan in plans})[:MAX_PREFETCH_DIRS] if view else []
+    keys = [*first, *([config] if config else [])]
+    found, trees = yield from read_texts(
+        owner, repo, keys, cap, [view.dir_expression(d) for d in dirs] if view else [])
+    if view is not None:
+        for folder in dirs:
+            view.learn_dir(folder, trees[view.dir_expression(folder)])
+    second: list[Key] = []
+    for plan in plans:
+        if plan.status == "added" and plan.head is None:
+            plan.head = _take(found, (plan.path, head_sha), notices)
+        elif plan.status == "removed" and plan.base is None:
+            plan.base = _take(found, (plan.old_path, base_sha), notices)
+        elif plan.status not in {"added", "removed"}:
+            plan.head = _take(found, (plan.path, head_sha), notices)
+            if plan.head is not None and plan.exact:
+                plan.base = base_from_head(plan.head, plan.hunks)
+            if plan.base is None:
+                second.append((plan.old_path, base_sha))
+    if second:
+        bases, _ = yield from read_texts(owner, repo, second, cap)
+        for plan in plans:
+            if plan.status not in {"added", "removed"} and plan.base is None:
+                plan.base = _take(bases, (plan.old_path, base_sha), notices)
+    if config is None:
+        return None
+    settled = found[config]
+    return None if settled.missing else settled.text
 
 
 def snapshot_from_api(
@@ -122,6 +157,27 @@ def snapshot_from_api(
     )
 
 
+def _plans(entries: list[dict[str, Any]], wants: Callable[[str], bool],
+           have: dict[int, _Plan]) -> dict[int, _Plan]:
+    return {
+        id(entry): _plan(entry) for entry in entries
+        if id(entry) not in have and (wants(entry["filename"]) or (
+            entry.get("previous_filename") is not None and wants(entry["previous_filename"])))
+    }
+
+
+def list_entries(owner: str, repo: str, number: int, pull: dict[str, Any]
+                 ) -> Flow[list[dict[str, Any]]]:
+    """The PR's changed files: one comparison where it is equivalent, else list-files."""
+    entries = yield from compare_files(owner, repo, pull)
+    if entries is None:
+        entries = yield from paginate(
+            f"{repo_path(owner, repo)}/pulls/{number}/files", "pulls/list-files",
+            limit=MAX_LISTED_FILES,
+        )
+    return entries
+
+
 def fetch_snapshot(
     owner: str,
     repo: str,
@@ -132,30 +188,57 @@ def fetch_snapshot(
     pull: dict[str, Any] | None = None,
 ) -> Flow[PullRequestSnapshot]:
     """The PR as the engine sees it. Pass `pull` when the PR was already fetched."""
+    snapshot, _ = yield from fetch_snapshot_and_config(
+        owner, repo, number, wants_contents=wants_contents, text_cap=text_cap, pull=pull)
+    return snapshot
+
+
+def fetch_snapshot_and_config(
+    owner: str,
+    repo: str,
+    number: int,
+    *,
+    wants_contents: Callable[[str], bool],
+    text_cap: int = MAX_TEXT_BYTES,
+    pull: dict[str, Any] | None = None,
+    config_ref: str | None = None,
+    rescope: Callable[[str | None], Callable[[str], bool]] | None = None,
+) -> Flow[tuple[PullRequestSnapshot, str | None]]:
+    """The snapshot, and the config's text read at `config_ref` (the default branch) in
+    the same query when given (None: not asked, or no config there). `rescope` maps that
+    text to the files it puts in scope; texts of files it adds are fetched after it."""
     if pull is None:
         pull = yield from get_pull(owner, repo, number)
-    entries = yield from paginate(
-        f"{repo_path(owner, repo)}/pulls/{number}/files", "pulls/list-files",
-        limit=MAX_LISTED_FILES,
-    )
+    entries = yield from list_entries(owner, repo, number, pull)
     notices: Notices = []
     changed_files = pull.get("changed_files")
     if isinstance(changed_files, int) and changed_files > len(entries):
         notices.append((None, f"GitHub lists only the first {len(entries)} of "
                               f"{changed_files} changed files; the rest were not reviewed"))
+    plans = _plans(entries, wants_contents, {})
+    base_sha = pull["base"].get("sha")
+    view = ApiRepoView(owner, repo, base_sha, cap=text_cap) if base_sha else None
+    config_text = yield from _fetch_texts(
+        owner, repo, list(plans.values()), pull, text_cap, notices,
+        (CONFIG_PATH, config_ref) if config_ref else None, view)
+    if config_ref and rescope is not None:
+        more = _plans(entries, rescope(config_text), plans)
+        if more:
+            yield from _fetch_texts(owner, repo, list(more.values()), pull, text_cap, notices,
+                                    None, view)
+            plans.update(more)
     files: list[ChangedFile] = []
     for entry in entries:
-        path = entry["filename"]
-        previous = entry.get("previous_filename")
-        base = head = None
-        if wants_contents(path) or (previous is not None and wants_contents(previous)):
-            base, head = yield from _texts(owner, repo, entry, pull, text_cap, notices)
+        plan = plans.get(id(entry))
+        base, head = (plan.base, plan.head) if plan else (None, None)
         changed = from_github_entry(
-            path, entry.get("status", "modified"), entry.get("patch"), previous, base, head
+            entry["filename"], entry.get("status", "modified"), entry.get("patch"),
+            entry.get("previous_filename"), base, head,
         )
         if entry.get("patch") is None:
             # Hunks synthesized from the texts are not GitHub's diff: nothing can be
             # commented inline on such a file.
             changed = dataclasses.replace(changed, patch_missing=True)
         files.append(changed)
-    return snapshot_from_api(pull, files, notices)
+    snapshot = dataclasses.replace(snapshot_from_api(pull, files, notices), repo_view=view)
+    return snapshot, config_text

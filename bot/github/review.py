@@ -27,10 +27,11 @@ from bot.core.report import FileError, Report, Waiver
 from bot.core.rule import Rule
 from bot.core.snapshot import PullRequestSnapshot
 from bot.core.surfaces import classify, surface_table
+from bot.github.api_view import with_repo_context
 from bot.github.calls import Flow
 from bot.github.pr_state import PrState
 from bot.github.publish import known_state, publish, start_check
-from bot.github.pull import fetch_config, fetch_snapshot, get_pull
+from bot.github.pull import fetch_config, fetch_snapshot_and_config, get_pull
 from bot.render.review import MAX_COMMENTS
 from bot.sources.files import MAX_TEXT_BYTES
 
@@ -114,9 +115,27 @@ def unchanged(state: dict[str, Any], key: str, head: str) -> bool:
             and known.check is not None and known.check.status == "completed")
 
 
+def in_scope(config: Config) -> Callable[[str], bool]:
+    table = surface_table(config.surfaces)
+    return lambda path: classify(path, table) is not None
+
+
+def could_be_unchanged(state: dict[str, Any] | None, head: str) -> bool:
+    """Whether `unchanged` can hold at this head whatever the config says: if not, the
+    config need not be read before the review and comes with the file texts instead."""
+    if not state:
+        return False
+    known = PrState.from_dict(state)
+    return known.head_sha == head and known.check is not None and known.check.status == (
+        "completed")
+
+
 def evaluate(snapshot: PullRequestSnapshot, config: Config, problem: str | None,
-             request: ReviewRequest) -> Report:
-    report = review(snapshot, config, request.rules, request.waivers)
+             request: ReviewRequest) -> Flow[Report]:
+    # The App's repository view may be asked what it does not hold yet: it is filled
+    # (budgeted) and the engine runs again; hooks run once, on the final report.
+    report = yield from with_repo_context(
+        snapshot.repo_view, lambda: review(snapshot, config, request.rules, request.waivers))
     if problem:
         report = dataclasses.replace(
             report, errors=(*report.errors, FileError(CONFIG_PATH, problem))
@@ -132,38 +151,51 @@ def review_pull_request(
     pull = request.pull if request.pull is not None else (
         yield from get_pull(owner, repo, number))
     head = pull["head"]["sha"]
-    config_text = request.config_text
-    if config_text is None:
-        default_branch = pull["base"]["repo"]["default_branch"]
-        config_text = yield from fetch_config(owner, repo, default_branch)
+    default_branch = pull["base"]["repo"]["default_branch"]
     specs = request.option_specs
     if specs is None:
         specs = {rule.id: rule.options for rule in request.rules}
+    # The config is read now only where a decision before the review needs it (drafts,
+    # "unchanged?"); otherwise it comes in the query for the file texts, one call less.
+    config_text = request.config_text
+    read = config_text is not None
+    if not read and ((request.skip_drafts and pull.get("draft")) or (not request.force
+                     and request.publish and could_be_unchanged(prior_state, head))):
+        config_text, read = (yield from fetch_config(owner, repo, default_branch)), True
     config, problem = load_config(config_text, specs)
-    if request.skip_drafts and pull.get("draft") and not config.review_drafts:
+    if read and request.skip_drafts and pull.get("draft") and not config.review_drafts:
         return ReviewOutcome(None, config, skipped=True, skip_reason="draft")
-    key = inputs_digest(pull, config_text, request)
     state = prior_state
     if request.publish:
         if not request.bot_login:
             raise ValueError("publishing needs the bot's login")
         # The caller's stored state answers "unchanged?" without a call to GitHub.
-        if not request.force and state and unchanged(state, key, head):
+        if read and not request.force and state and unchanged(
+                state, inputs_digest(pull, config_text, request), head):
             return ReviewOutcome(state, config, skipped=True, skip_reason="unchanged")
         known = yield from known_state(owner, repo, number, request.bot_login, state)
         state = known.to_dict()
-        if not request.force and unchanged(state, key, head):
-            return ReviewOutcome(state, config, skipped=True, skip_reason="unchanged")
+        if not request.force and could_be_unchanged(state, head):
+            if not read:
+                config_text, read = (yield from fetch_config(owner, repo, default_branch)), True
+                config, problem = load_config(config_text, specs)
+            if unchanged(state, inputs_digest(pull, config_text, request), head):
+                return ReviewOutcome(state, config, skipped=True, skip_reason="unchanged")
         if request.early_check:
             state = yield from start_check(owner, repo, head, state)
             if request.checkpoint is not None:
                 request.checkpoint(state)
-    table = surface_table(config.surfaces)
-    snapshot = yield from fetch_snapshot(
-        owner, repo, number, wants_contents=lambda path: classify(path, table) is not None,
-        text_cap=request.text_cap, pull=pull,
+    # A config read with the texts may add surfaces: `rescope` fetches those files too.
+    snapshot, fetched = yield from fetch_snapshot_and_config(
+        owner, repo, number, wants_contents=in_scope(config), text_cap=request.text_cap,
+        pull=pull, config_ref=None if read else default_branch,
+        rescope=lambda text: in_scope(load_config(text, specs)[0]),
     )
-    report = evaluate(snapshot, config, problem, request)
+    if not read:
+        config_text = fetched
+        config, problem = load_config(config_text, specs)
+    key = inputs_digest(pull, config_text, request)
+    report = yield from evaluate(snapshot, config, problem, request)
     if request.enrich is not None:
         report = yield from request.enrich(report, snapshot)
     if request.publish:

@@ -90,7 +90,7 @@ def test_faults_still_publish_exactly_once(tmp_path: Path) -> None:
     async def scenario() -> None:
         async with live_app(tmp_path) as app:
             fake = app.fake
-            fake.inject("GET", r"/pulls/7/files", status=502, times=2)
+            fake.inject("GET", r"/pulls/7/files|/compare/", status=502, times=2)
             fake.inject_secondary_rate_limit("POST", r"/check-runs$", retry_after=1, times=1)
             fake.inject_delay("GET", r"/pulls/7$", seconds=5, times=1)  # a client timeout
             await open_pr(app)

@@ -25,7 +25,7 @@ def test_kill_9_mid_review_then_restart_completes_once(tmp_path: Path) -> None:
     fake: FakeGitHub = new_fake()
     db = str(tmp_path / "app.db")
     # The first attempt hangs on the file list, so the kill lands mid-review.
-    fake.inject_delay("GET", r"/pulls/7/files", seconds=30, times=1)
+    fake.inject_delay("GET", r"/pulls/7/files|/compare/", seconds=30, times=1)
     with running_fake_github(fake):
         head = push(fake, 7, {WF: (workflow(), workflow(silenced=True))}, tag="h1")
         with serve(tmp_path, fake.url, db) as (proc, base):
@@ -47,7 +47,7 @@ def test_two_replicas_on_postgres_one_killed_mid_review_the_other_finishes_once(
     tmp_path: Path, pg_url: str,
 ) -> None:
     fake: FakeGitHub = new_fake()
-    fake.inject_delay("GET", r"/pulls/7/files", seconds=30, times=1)
+    fake.inject_delay("GET", r"/pulls/7/files|/compare/", seconds=30, times=1)
     lease = {"CI_STABILITY_LEASE_SECONDS": "2"}
     with running_fake_github(fake):
         head = push(fake, 7, {WF: (workflow(), workflow(silenced=True))}, tag="h1")

@@ -24,8 +24,9 @@ def test_a_crashed_review_is_neutral_unless_the_repo_fails_closed(
             if config is not None:
                 app.fake.add_file(REPO, ".github/ci-stability.yml", config)
             head = push(app.fake, 7, {WF: (workflow(), workflow(silenced=True))}, tag="h1")
-            # GitHub answers the file list with a 422 it never should: the review cannot go on.
-            app.fake.inject("GET", r"/pulls/7/files$", 422, times=None)
+            # GitHub answers the file list (comparison, then list-files) with a 422 it never
+            # should: the review cannot go on.
+            app.fake.inject("GET", r"/pulls/7/files$|/compare/", 422, times=None)
             assert await app.deliver("pull_request", pr_payload("opened", 7, head)) == 202
             await app.settle()
             check = app.fake.check_runs(REPO, head)[-1]

@@ -29,6 +29,7 @@ REQUIRED_PERMISSIONS: dict[str, tuple[tuple[str, str], ...]] = {
     "pulls/list-reviews": (("pull_requests", "read"),),
     "pulls/create-review": (("pull_requests", "write"),),
     "repos/get-content": (("contents", "read"),),
+    "repos/compare-commits-with-basehead": (("contents", "read"),),
     "repos/create-or-update-file-contents": (("contents", "write"),),
     "issues/list-comments": (("issues", "read"), ("pull_requests", "read")),
     "issues/create-comment": (("issues", "write"), ("pull_requests", "write")),

@@ -85,4 +85,5 @@ class RecordedCall:
 
     @property
     def is_write(self) -> bool:
-        return self.method in {"POST", "PATCH", "PUT", "DELETE"}
+        # A GraphQL query is a POST that writes nothing (mutations are not served).
+        return self.method in {"POST", "PATCH", "PUT", "DELETE"} and self.path != "/graphql"

@@ -9,7 +9,8 @@ from datetime import datetime
 from typing import Any
 
 from .context import Ctx, Handler
-from .errors import ApiError, Reply, unprocessable
+from .errors import ApiError, Reply, not_found, unprocessable
+from .shapes import HTML
 from .state import Commit, PullRequest, Review, ReviewComment
 
 MAX_LISTED_FILES = 3000
@@ -104,6 +105,34 @@ def list_files(ctx: Ctx) -> Reply:
     return ctx.paged_reply(
         pr.files[:MAX_LISTED_FILES], lambda f: ctx.shapes.diff_entry(pr, f)
     )
+
+
+def compare_commits(ctx: Ctx) -> Reply:
+    """`base...head` of a pull request the fake knows (git is not modelled: the files
+    are that PR's). Files: up to 300, and only on the first page when paging; commits:
+    250 without paging parameters, else `per_page` of them."""
+    base, dots, head = ctx.params["basehead"].partition("...")
+    pr = next((p for (name, _), p in ctx.state.pulls.items()
+               if name == ctx.full_name and p.base_sha == base and p.head_sha == head), None)
+    if not dots or pr is None:
+        raise not_found()
+    commits = pr.commits or [Commit(pr.head_sha, parents=(pr.base_sha,))]
+    paging = "per_page" in ctx.query or "page" in ctx.query
+    chunk, total = ctx.page(commits) if paging else (commits[:250], len(commits))
+    first_page = not paging or int(ctx.query.get("page", 1)) == 1
+    api = ctx.shapes.repo_api(ctx.full_name)
+    html = f"{HTML}/{ctx.full_name}/compare/{base}...{head}"
+    base_commit = ctx.shapes.commit(ctx.full_name, Commit(base))
+    answer: dict[str, Any] = {
+        "url": f"{api}/compare/{base}...{head}", "html_url": html, "permalink_url": html,
+        "diff_url": f"{html}.diff", "patch_url": f"{html}.patch",
+        "base_commit": base_commit, "merge_base_commit": base_commit, "status": "ahead",
+        "ahead_by": len(commits), "behind_by": 0, "total_commits": len(commits),
+        "commits": [ctx.shapes.commit(ctx.full_name, c) for c in chunk],
+    }
+    if first_page:
+        answer["files"] = [ctx.shapes.diff_entry(pr, f) for f in pr.files[:MAX_DIFF_FILES]]
+    return Reply(json=answer, paginated_total=total if paging else None)
 
 
 def list_commits(ctx: Ctx) -> Reply:
@@ -204,6 +233,7 @@ HANDLERS: dict[str, Handler] = {
     "pulls/list": list_pulls,
     "pulls/get": get_pull,
     "pulls/list-files": list_files,
+    "repos/compare-commits-with-basehead": compare_commits,
     "pulls/list-commits": list_commits,
     "pulls/list-reviews": list_reviews,
     "pulls/create-review": create_review,

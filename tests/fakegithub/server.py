@@ -11,7 +11,7 @@ from typing import Any
 
 from aiohttp import web
 
-from . import spec
+from . import graphql_api, spec
 from .auth import Principal, check_permission, resolve_token, split_authorization, verify_app_jwt
 from .context import Ctx, Handler
 from .errors import DEFAULT_DOCS_URL, ApiError, RecordedCall, Reply, Violation
@@ -31,6 +31,8 @@ HANDLERS: dict[str, Handler] = {**PULL_HANDLERS, **ISSUE_HANDLERS, **REPO_HANDLE
                                 **APP_HANDLERS}
 TOKEN_OPERATION = "apps/create-installation-access-token"
 JWT_OPERATIONS = {TOKEN_OPERATION, "apps/get-authenticated"}  # the App's JWT, no token
+GRAPHQL_PATH = "/graphql"
+GRAPHQL_OPERATION = "graphql"
 # Called without credentials on github.com: the temporary code is the credential.
 ANONYMOUS_OPERATIONS = {"apps/create-from-manifest"}
 # github.com's web form of the manifest flow (not the API): served on the same host.
@@ -43,6 +45,7 @@ class FakeGitHub(Seeding):
     """A stateful, spec-validating stand-in for api.github.com on 127.0.0.1."""
 
     def __init__(self, *, core_limit: int = 5000, search_limit: int = 30,
+                 graphql_limit: int = 5000,
                  check_responses: bool = False, repository_id_links: bool = True) -> None:
         self.state = State()
         self.violations: list[Violation] = []
@@ -58,6 +61,7 @@ class FakeGitHub(Seeding):
         self.budgets = {
             "core": Budget("core", core_limit, core_limit, reset),
             "search": Budget("search", search_limit, search_limit, reset),
+            "graphql": Budget("graphql", graphql_limit, graphql_limit, reset),
         }
         self.url = ""
         self.app = web.Application(client_max_size=200 * 1024 * 1024)
@@ -153,6 +157,8 @@ class FakeGitHub(Seeding):
                 location = submit_manifest(self.state, self.now(), fields,
                                            form[1] or "octocat")
                 reply = Reply(status=302, headers={"Location": location}, raw=b"")
+            elif path == GRAPHQL_PATH:
+                reply = await self._graphql(request, raw, spent)
             else:
                 canonical = self._canonical_path(path)
                 operation, params = spec.find_operation(method, canonical)
@@ -181,7 +187,7 @@ class FakeGitHub(Seeding):
         fault = take_fault(self.faults, request.method, paths, delays=False)
         if fault is not None:
             return self._fault_reply(fault)
-        principal = self._authenticate(operation, request)
+        principal = self._authenticate(operation.operation_id, request)
         resource = "search" if operation.path_template.startswith("/search/") else "core"
         if principal.kind != "app":
             budget = self.budgets[resource]
@@ -199,6 +205,43 @@ class FakeGitHub(Seeding):
                   request.headers.get("Accept", ""), repo)
         return HANDLERS[operation.operation_id](ctx)
 
+    async def _graphql(self, request: web.Request, raw: bytes, spent: list[Budget]) -> Reply:
+        paths = (GRAPHQL_PATH,)
+        delay = take_fault(self.faults, request.method, paths, delays=True)
+        if delay is not None:
+            await asyncio.sleep(delay.delay)
+        fault = take_fault(self.faults, request.method, paths, delays=False)
+        if fault is not None:
+            return self._fault_reply(fault)
+        if request.method != "POST":
+            raise ApiError(404, "Not Found", violation="unknown-route")
+        if split_authorization(request.headers.get("Authorization")) is None:
+            raise ApiError(401, "This endpoint requires you to be authenticated.")
+        principal = self._authenticate(GRAPHQL_OPERATION, request)
+        budget = self.budgets["graphql"]
+        budget.refresh(self.now())
+        spent.append(budget)
+        if budget.remaining <= 0:
+            return Reply(json={"errors": [{"type": "RATE_LIMITED", "message":
+                               f"API rate limit exceeded for {principal.rate_limit_key}."}]})
+        try:
+            body = json.loads(raw) if raw.strip() else None
+        except ValueError as exc:
+            raise ApiError(400, "Problems parsing JSON", violation="body-json") from exc
+
+        def visible(full_name: str) -> Repo | None:
+            repo = next((r for n, r in self.state.repos.items()
+                         if n.lower() == full_name.lower()), None)
+            return repo if repo and principal.can_see(self.state, repo.full_name) else None
+
+        try:
+            check_permission(principal, "repos/get-content")
+            readable = True
+        except ApiError:
+            readable = False
+        return Reply(json=graphql_api.execute(body, graphql_api.Resolver(
+            self.state, visible, readable)))
+
     def _canonical_path(self, path: str) -> str:
         found = _REPOSITORIES_PATH.match(path)
         if found is None:
@@ -208,11 +251,11 @@ class FakeGitHub(Seeding):
             raise ApiError(404, "Not Found")
         return f"/repos/{repo.full_name}{found[2] or ''}"
 
-    def _authenticate(self, operation: spec.Operation, request: web.Request) -> Principal:
+    def _authenticate(self, operation_id: str, request: web.Request) -> Principal:
         parts = split_authorization(request.headers.get("Authorization"))
-        if operation.operation_id in ANONYMOUS_OPERATIONS:
+        if operation_id in ANONYMOUS_OPERATIONS:
             return Principal("anonymous", "anonymous", "User")
-        if operation.operation_id in JWT_OPERATIONS:
+        if operation_id in JWT_OPERATIONS:
             if parts is None or parts[0] != "bearer":
                 raise ApiError(401, "A JSON web token could not be decoded")
             verify_app_jwt(parts[1], self.state.app, self.now())
@@ -315,7 +358,8 @@ class FakeGitHub(Seeding):
         except ValueError:
             body = raw.decode("utf-8", "replace")
         operation_id = operation.operation_id if operation else (
-            "fake/job-log-blob" if request.path.startswith(LOG_BLOB_PREFIX) else None)
+            "fake/job-log-blob" if request.path.startswith(LOG_BLOB_PREFIX) else
+            GRAPHQL_OPERATION if request.path == GRAPHQL_PATH else None)
         try:
             path = self._canonical_path(request.path)
         except ApiError:

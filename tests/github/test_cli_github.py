@@ -50,7 +50,7 @@ def test_sync_driver_publishes_like_the_app_and_is_idempotent_without_a_store() 
         token = seeded(gh)
         first = push(gh, 7, {PATH: (workflow(legacy=True), workflow(legacy=True, silenced=True))},
                      tag="h1")
-        gh.inject("GET", r"/pulls/7/files$", 502)
+        gh.inject("GET", r"/pulls/7/files$|/compare/", 502)
         gh.inject_secondary_rate_limit("POST", r"/pulls/7/reviews$", retry_after=1)
         request = ReviewRequest(OWNER, NAME, 7, bot_login=BOT, rules=TEST_RULES,
                                 early_check=False, force=True)

@@ -40,9 +40,9 @@ REQUEST = ReviewRequest(OWNER, NAME, 7, bot_login=BOT, rules=TEST_RULES)
 def test_502s_timeouts_and_a_secondary_limit_still_publish_once() -> None:
     fake = new_fake()
     head = push(fake, 7, {PATH: (workflow(), workflow(silenced=True))}, tag="h1")
-    fake.inject("GET", r"/pulls/7/files$", 502, times=2)
+    fake.inject("GET", r"/compare/", 502, times=2)
     fake.inject("POST", r"/pulls/7/reviews$", 502)
-    fake.inject_delay("GET", r"/contents/", 5.0)  # the client gives up after 1 s
+    fake.inject_delay("POST", r"^/graphql$", 5.0)  # the client gives up after 1 s
     fake.inject_secondary_rate_limit("POST", r"/issues/7/comments$", retry_after=7)
 
     async def scenario() -> None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from bot.core.surfaces import classify, surface_table
 from bot.github.pull import fetch_config, fetch_snapshot
-from tests.fakegithub import PullFile
+from tests.fakegithub import FakeGitHub, PullFile
 
-from .kit import NAME, OWNER, REPO, app_side, file_entry, new_fake, push, run, workflow
+from .kit import NAME, OWNER, REPO, app_side, file_entry, new_fake, push, run, sole, workflow
 
 TABLE = surface_table()
 
@@ -43,16 +43,30 @@ def test_pagination_past_100_files_and_contents_only_for_in_scope_files() -> Non
             assert by_path["docs/page_000.md"].head_text is None
 
     run(scenario())
-    pages = fake.calls_to("pulls/list-files")
-    assert len(pages) == 2
-    assert pages[1].raw_path.startswith("/repositories/")  # followed, not built
-    contents = fake.calls_to("repos/get-content")
-    # Only the five modified workflows need their head text; added/removed come from
-    # the patch, docs are out of scope.
-    assert sorted(c.path.rsplit("/", 1)[-1] for c in contents) == [f"w{i}.yml" for i in range(5)]
-    assert all(c.query["ref"] == head for c in contents)
-    assert all("raw" in c.headers["accept"] for c in contents)
+    # 127 files, all with patches: one comparison instead of two pages of list-files.
+    assert fake.count("pulls/list-files") == 0
+    compare = sole(fake.calls_to("repos/compare-commits-with-basehead"))
+    assert compare.path.endswith(f"/compare/{fake.state.pulls[(REPO, 7)].base_sha}...{head}")
+    # Only the five modified workflows need their head text (added/removed come from the
+    # patch, docs are out of scope), all in one GraphQL query, with no contents call.
+    assert fake.count("repos/get-content") == 0
+    assert fetched_texts(fake) == {(f".github/workflows/w{i}.yml", head) for i in range(5)}
     assert fake.violations == []
+
+
+def fetched_texts(fake: FakeGitHub) -> set[tuple[str, str]]:
+    """(path, revision) of every file asked for, over GraphQL or the contents API
+    (directory listings for the repository view left out)."""
+    asked = {(c.path.split("/contents/")[1], c.query["ref"])
+             for c in fake.calls_to("repos/get-content")}
+    for call in fake.calls_to("graphql"):
+        answered = call.response["data"]["repository"]
+        for name, value in call.body["variables"].items():
+            found = answered.get(f"o{name[1:]}") if name.startswith("e") else None
+            if name.startswith("e") and (found or {}).get("__typename") != "Tree":
+                rev, _, path = value.partition(":")
+                asked.add((path, rev))
+    return asked
 
 
 def test_missing_patch_and_renamed_file_fetch_both_sides() -> None:
@@ -81,9 +95,10 @@ def test_missing_patch_and_renamed_file_fetch_both_sides() -> None:
             assert any("continue-on-error" in line.text for line in big.added_lines)
 
     run(scenario())
-    fetched = {(c.path.split("/contents/")[1], c.query["ref"])
-               for c in fake.calls_to("repos/get-content")}
-    assert fetched == {
+    # A file without a patch: the comparison cannot stand in, list-files is read.
+    assert fake.count("repos/compare-commits-with-basehead") == 1
+    assert fake.count("pulls/list-files") == 1
+    assert fetched_texts(fake) == {
         (".github/workflows/new.yml", head), (".github/workflows/old.yml", pr.base_sha),
         (".github/workflows/big.yml", head), (".github/workflows/big.yml", pr.base_sha),
     }
