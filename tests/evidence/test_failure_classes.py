@@ -76,6 +76,61 @@ CASES: dict[str, tuple[str, int, str]] = {
         "device\n"
         "FAILED tests/test_attn.py::test_decode - RuntimeError: CUDA error\n",
         1, "other"),
+    "a missing compiler outranks pip's wheel-build wrappers": (
+        "  Building wheel for cffi (setup.py): finished with status 'error'\n"
+        "  error: subprocess-exited-with-error\n"
+        "      unable to execute 'gcc': No such file or directory\n"
+        "  error: command 'gcc' failed with exit status 1\n"
+        "  ERROR: Failed building wheel for cffi\n",
+        3, "build-error"),
+    "the compiler driver's fatal error outranks the failed command": (
+        "  building 'pandas._libs.window.aggregations' extension\n"
+        "gcc: fatal error: cannot execute 'cc1plus': execvp: No such file or directory\n"
+        "  compilation terminated.\n"
+        "  error: command 'gcc' failed with exit status 1\n",
+        2, "build-error"),
+    "a C++ unit-test check failure is an assertion, not a compile error": (
+        "/src/tests/test_basic.cpp:20: error: Failure in TEST(TestConcat, concat_12)\n"
+        "\texpected <onetwo>\n"
+        "\tbut was  <oneone>\n"
+        "Errors (1 failures, 2 tests, 2 ran, 3 checks, 0 ignored, 0 filtered out, 0 ms)\n"
+        "##[error]Process completed with exit code 1.\n",
+        1, "assertion"),
+    "an unresolvable pin outranks the step's exit code": (
+        "Run pip install torch==9.9.9+cpu\n"
+        "ERROR: Could not find a version that satisfies the requirement torch==9.9.9+cpu "
+        "(from versions: 2.0.0, 2.1.0)\n"
+        "ERROR: No matching distribution found for torch==9.9.9+cpu\n"
+        "##[error]Process completed with exit code 1.\n",
+        2, "other"),
+    "an unreachable index behind an unresolvable pin is the download error": (
+        "WARNING: Retrying (Retry(total=0)) after connection broken by "
+        "'NewConnectionError(\"Failed to establish a new connection\")': /simple/torch/\n"
+        "ERROR: Could not find a version that satisfies the requirement torch (from versions: "
+        "none)\n"
+        "ERROR: No matching distribution found for torch\n",
+        1, "http-download-error"),
+    "the CUDA driver API's out-of-memory code is a device OOM": (
+        "thread 'gemm_fp16' panicked at src/driver/tests.rs:1033:54:\n"
+        'C: MemoryAllocation("CUDA driver error: CUDA_ERROR_OUT_OF_MEMORY (code: 2)")\n'
+        "test result: FAILED. 2602 passed; 2 failed; 12 ignored\n",
+        2, "cuda-oom"),
+    "nvidia-smi seeing no GPU is device infrastructure": (
+        "Run nvidia-smi\n"
+        "No devices were found\n"
+        "Error: Process completed with exit code 6.\n",
+        2, "other"),
+    "a connection cut mid-download inside a test traceback is a download error": (
+        ">               raise ProtocolError(\"Connection broken: %r\" % e, e)\n"
+        "E               urllib3.exceptions.ProtocolError: (\"Connection broken: "
+        "ConnectionResetError(104, 'Connection reset by peer')\", ConnectionResetError(104))\n"
+        "FAILED tests/test_model.py::test_download - urllib3.exceptions.ProtocolError\n",
+        2, "http-download-error"),
+    "Travis's job time limit is the visible surface": (
+        "$ pytest -x tests/\n"
+        "tests/test_slow.py ....\n"
+        "The job exceeded the maximum time limit for jobs, and has been terminated.\n",
+        3, "timeout-surface"),
 }
 
 
