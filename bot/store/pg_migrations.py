@@ -76,6 +76,22 @@ PG_MIGRATIONS: Final[list[Migration]] = [
         'CREATE TABLE command_log ("user" TEXT NOT NULL, at DOUBLE PRECISION NOT NULL)',
         'CREATE INDEX command_log_user ON command_log ("user", at)',
     ),
+    # 2: durable slash commands and rate limits (SQLite's migration 3).
+    (
+        """CREATE TABLE command_progress (
+            comment_id BIGINT PRIMARY KEY, state TEXT NOT NULL,
+            updated_at DOUBLE PRECISION NOT NULL
+        )""",
+        """CREATE TABLE command_effects (
+            comment_id BIGINT NOT NULL, step INTEGER NOT NULL, result INTEGER NOT NULL,
+            PRIMARY KEY (comment_id, step)
+        )""",
+        """CREATE TABLE rate_events (
+            bucket TEXT NOT NULL, comment_id BIGINT NOT NULL, at DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (bucket, comment_id)
+        )""",
+        "CREATE INDEX rate_events_at ON rate_events (bucket, at)",
+    ),
 ]
 
 
