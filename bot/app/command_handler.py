@@ -31,6 +31,7 @@ from bot.app.review_job import review_pull
 from bot.errors import PermanentError
 from bot.github.conversation import find_reply, permission, react, reply
 from bot.github.drive_async import AsyncDriver
+from bot.github.pr_state import PrState
 from bot.render import markers, mdsafe
 from rules import RULES_BY_ID
 
@@ -138,7 +139,7 @@ async def _run_step(this: _Comment, driver: AsyncDriver, step: int, command: Com
     """Run command `step` and record (reply text, succeeded, re-run the review); the
     waiver commands record their effect in the same transaction."""
     ctx = this.ctx
-    if command.name in ("ignore", "unignore") and not command.error:
+    if command.needs_write and not command.error:
         level = await driver.run(permission(this.owner, this.repo, this.login))
         if level not in WRITE_PERMISSIONS:
             this.progress["steps"][str(step)] = (
@@ -147,6 +148,9 @@ async def _run_step(this: _Comment, driver: AsyncDriver, step: int, command: Com
             return
         assert command.rule is not None  # parse_commands guarantees it for these
         rule = mdsafe.code(command.rule)
+        if command.name == "misfire":
+            _misfire(this, step, command.rule, command.reason)
+            return
         if command.name == "ignore":
             where = f" on {mdsafe.code(command.path)}" if command.path else ""
             this.progress["steps"][str(step)] = (
@@ -167,6 +171,25 @@ async def _run_step(this: _Comment, driver: AsyncDriver, step: int, command: Com
         return
     this.progress["steps"][str(step)] = await _answer(this, command)
     this.save()
+
+
+def _misfire(this: _Comment, step: int, rule_id: str, why: str | None) -> None:
+    """Record a false-positive verdict, only against a finding the PR really has."""
+    ctx, rule = this.ctx, mdsafe.code(rule_id)
+    state = PrState.from_dict(ctx.store.get_pr_state(this.full_name, this.number))
+    if not any(known.rule == rule_id for known in state.open.values()):
+        this.progress["steps"][str(step)] = (
+            f"The latest review of this PR has no {rule} finding, so there is no misfire "
+            "to record.", False, False)
+        this.save()
+        return
+    because = f" ({mdsafe.text(why)})" if why else ""
+    this.progress["steps"][str(step)] = (
+        f"Recorded a misfire of {rule} on this PR as @{this.login}'s verdict{because}. "
+        "Thank you: verdicts count against the rule's precision (`ci-stability stats`). "
+        f"To stop the finding from failing the check, `{PREFIX} ignore` it.", True, False)
+    ctx.store.misfire_once(this.id, step, this.progress, this.full_name, this.number,
+                           rule_id, why, this.login, ctx.clock())
 
 
 async def _answer(this: _Comment, command: Command) -> tuple[str, bool, bool]:

@@ -20,8 +20,8 @@ MAX_COMMANDS_PER_COMMENT = 5
 MAX_REASON_CHARS = 500
 MAX_BODY_CHARS = 65_536  # GitHub's own limit for a comment body
 WRITE_PERMISSIONS = frozenset({"admin", "maintain", "write"})
-NEEDS_WRITE = frozenset({"ignore", "unignore"})
-SUBCOMMANDS = ("review", "explain", "ignore", "unignore", "runs", "help")
+NEEDS_WRITE = frozenset({"ignore", "unignore", "misfire"})
+SUBCOMMANDS = ("review", "explain", "ignore", "unignore", "misfire", "runs", "help")
 # The LLM advisor's commands (answered only where it is configured).
 ADVISOR_COMMANDS = ("explain-failure", "draft-dedup-note")
 
@@ -35,6 +35,7 @@ HELP = """\
 | `/stability runs` | list prior failing CI runs related to this PR's files | anyone |
 | `/stability ignore <rule> [path] -- <reason>` | waive a rule here (who, why, when kept) | write |
 | `/stability unignore <rule>` | remove that waiver | write |
+| `/stability misfire <rule> [-- why]` | report the rule's finding here as wrong | write |
 | `/stability explain-failure` | advisor: likely root cause of the related failing runs | anyone |
 | `/stability draft-dedup-note` | advisor: a duplicate-work note for you to paste | anyone |
 | `/stability help` | this message | anyone |
@@ -91,6 +92,9 @@ def _parse_line(line: str, known_rules: Mapping[str, object]) -> Command | None:
         return Command(name, rule=rule, error=f"unknown rule {mdsafe.code(rule[:60])}", raw=line)
     if name in ("explain", "unignore"):
         return Command(name, rule=rule, raw=line)
+    if name == "misfire":  # the why is optional, after `--` or just after the rule
+        why = reason.strip() or " ".join(args[1:])
+        return Command(name, rule=rule, reason=why[:MAX_REASON_CHARS] or None, raw=line)
     reason = reason.strip()
     if not reason:
         return Command(name, rule=rule, raw=line, error=(

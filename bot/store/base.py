@@ -180,6 +180,15 @@ class Store(Protocol):
                      number: int, rule: str) -> int:
         """Remove the rule's waivers for command `step` (once); how many were removed."""
 
+    def misfire_once(
+        self, comment_id: int, step: int, progress: dict[str, Any], repo: str, number: int,
+        rule: str, reason: str | None, by: str, at: float,
+    ) -> None:
+        """Record a false-positive verdict for command `step` (once) and save `progress`."""
+
+    def verdict_counts(self) -> dict[tuple[str, str], dict[str, int]]:
+        """(repo, rule) → {"misfires", "misfires_prs", "waivers", "waivers_prs"} counts."""
+
     def finish_command(self, comment_id: int) -> None:
         """Mark the comment handled and drop its progress."""
 

@@ -73,6 +73,32 @@ class CommandTables:
             self._save_progress(db, comment_id, progress)
         return removed
 
+    def misfire_once(
+        self, comment_id: int, step: int, progress: dict[str, Any], repo: str, number: int,
+        rule: str, reason: str | None, by: str, at: float,
+    ) -> None:
+        """Record a maintainer's false-positive verdict for command `step` once."""
+        with self.db.transaction() as db:
+            if self._effect(db, comment_id, step) is None:
+                db.execute(
+                    "INSERT INTO misfires (repo, number, rule, reason, by_user, at)"
+                    " VALUES (?, ?, ?, ?, ?, ?)", (repo, number, rule, reason, by, at))
+                self._record_effect(db, comment_id, step, 1)
+            self._save_progress(db, comment_id, progress)
+
+    def verdict_counts(self) -> dict[tuple[str, str], dict[str, int]]:
+        """(repo, rule) → counts of misfires (and their PRs) and waivers, for `stats`."""
+        counts: dict[tuple[str, str], dict[str, int]] = {}
+        for table, column in (("misfires", "misfires"), ("waivers", "waivers")):
+            rows = self.db.execute(
+                f"SELECT repo, rule, COUNT(*), COUNT(DISTINCT number) FROM {table}"
+                " GROUP BY repo, rule").fetchall()
+            for repo, rule, count, prs in rows:
+                entry = counts.setdefault((str(repo), str(rule)), {})
+                entry[column] = int(count)
+                entry[f"{column}_prs"] = int(prs)
+        return counts
+
     def _effect(self, db: Db, comment_id: int, step: int) -> int | None:
         row = db.execute("SELECT result FROM command_effects WHERE comment_id = ? AND step = ?",
                          (comment_id, step)).fetchone()

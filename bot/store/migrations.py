@@ -90,6 +90,17 @@ MIGRATIONS: Final[list[Migration]] = [
             PRIMARY KEY (bucket, comment_id)
         )""",
         "CREATE INDEX rate_events_at ON rate_events (bucket, at)",
+        # Maintainers' false-positive verdicts (`/stability misfire`), for `stats`.
+        """CREATE TABLE misfires (
+            id INTEGER PRIMARY KEY,
+            repo TEXT NOT NULL,
+            number INTEGER NOT NULL,
+            rule TEXT NOT NULL,
+            reason TEXT,
+            by_user TEXT NOT NULL,
+            at REAL NOT NULL
+        )""",
+        "CREATE INDEX misfires_rule ON misfires (repo, rule)",
     ),
 ]
 
