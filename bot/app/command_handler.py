@@ -12,6 +12,7 @@ tells how it ended. Rate limits bound what the bot writes (bot/app/command_limit
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -67,7 +68,11 @@ async def handle_comment(ctx: AppContext, installation: int, payload: dict[str, 
     user = comment.get("user") or payload.get("sender") or {}
     if _is_bot(user) or _is_bot(payload.get("sender") or {}):
         return
-    commands = parse_commands(str(comment.get("body") or ""), RULES_BY_ID)
+    body = str(comment.get("body") or "")
+    # A long comment takes a CommonMark parse of up to ~1 s on a loaded machine: off the
+    # event loop, so webhook intake is not held up by it.
+    commands = (await asyncio.to_thread(parse_commands, body, RULES_BY_ID)
+                if PREFIX in body else [])
     if not commands or ctx.store.comment_handled(int(comment["id"])):
         return
     this = _Comment(ctx, installation, payload)

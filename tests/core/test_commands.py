@@ -120,3 +120,11 @@ def test_property_parsing_any_text_never_crashes(body: str) -> None:
     commands = parse_commands(body, RULES_BY_ID)
     assert len(commands) <= 5
     assert all(c.raw.startswith("/stability") for c in commands)
+
+
+def test_pathological_bodies_are_bounded_and_still_find_short_commands() -> None:
+    # Thousands of `[` make inline parsing quadratic: such a paragraph is not parsed,
+    # and a command in a short paragraph of its own still runs.
+    assert parse("/stability help\n" + "[" * 60_000) == []
+    assert [c[0] for c in parse("[" * 60_000 + "\n\n/stability help")] == ["help"]
+    assert [c[0] for c in parse("/stability help\n\n" + "[" * 60_000)] == ["help"]
