@@ -55,6 +55,9 @@ def main() -> int:
         "pr_files": args.pr, "configs": args.config,
         "cli_runs": tally.runs, "exit_codes": dict(sorted(tally.by_exit.items())),
         "exit_3_or_traceback": len(tally.internal), "hangs": len(tally.hangs),
+        "exit_3_or_traceback_by_input": {
+            kind: sum(1 for line in tally.internal if line.startswith(f"{kind}#"))
+            for kind in ("pr", "config", "config-check")},
         "slowest_input_s": round(tally.slowest, 2), "seconds": round(seconds, 1),
         "first_internal": tally.internal[:5],
     }
