@@ -1,7 +1,8 @@
 """`/stability …` slash commands: parsing and the replies that need no I/O.
 
-A command must start a line of the comment (quotes and code blocks don't count), so
-text that merely mentions a command, or quotes someone else's, never triggers one.
+A command must start a line of a top-level paragraph as GitHub renders the comment:
+inside a code block or span, an HTML comment, `<pre>`, a quote, a list or `<details>`
+it is text, so a comment that merely shows, quotes or hides a command never runs it.
 """
 
 from __future__ import annotations
@@ -11,12 +12,16 @@ import shlex
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
+from bot.app.visible import visible_command_lines
+from bot.render import mdsafe
+
 PREFIX = "/stability"
 MAX_COMMANDS_PER_COMMENT = 5
 MAX_REASON_CHARS = 500
+MAX_BODY_CHARS = 65_536  # GitHub's own limit for a comment body
 WRITE_PERMISSIONS = frozenset({"admin", "maintain", "write"})
-NEEDS_WRITE = frozenset({"ignore", "unignore"})
-SUBCOMMANDS = ("review", "explain", "ignore", "unignore", "runs", "help")
+NEEDS_WRITE = frozenset({"ignore", "unignore", "misfire"})
+SUBCOMMANDS = ("review", "explain", "ignore", "unignore", "misfire", "runs", "help")
 # The LLM advisor's commands (answered only where it is configured).
 ADVISOR_COMMANDS = ("explain-failure", "draft-dedup-note")
 
@@ -30,6 +35,7 @@ HELP = """\
 | `/stability runs` | list prior failing CI runs related to this PR's files | anyone |
 | `/stability ignore <rule> [path] -- <reason>` | waive a rule here (who, why, when kept) | write |
 | `/stability unignore <rule>` | remove that waiver | write |
+| `/stability misfire <rule> [-- why]` | report the rule's finding here as wrong | write |
 | `/stability explain-failure` | advisor: likely root cause of the related failing runs | anyone |
 | `/stability draft-dedup-note` | advisor: a duplicate-work note for you to paste | anyone |
 | `/stability help` | this message | anyone |
@@ -53,15 +59,9 @@ class Command:
 
 
 def _command_lines(body: str) -> Iterator[str]:
-    fenced = False
-    for line in body.splitlines():
-        stripped = line.strip()
-        if stripped.startswith(("```", "~~~")):
-            fenced = not fenced
-            continue
-        if fenced or not line.startswith(PREFIX):
-            continue
-        yield line.rstrip()
+    """The raw lines that GitHub renders as a visible paragraph line starting with
+    the prefix (see bot/app/visible.py); the arguments come from the raw text."""
+    yield from visible_command_lines(body[:MAX_BODY_CHARS], PREFIX)
 
 
 def _parse_line(line: str, known_rules: Mapping[str, object]) -> Command | None:
@@ -82,16 +82,19 @@ def _parse_line(line: str, known_rules: Mapping[str, object]) -> Command | None:
     if name in ADVISOR_COMMANDS:
         return Command(name, raw=line)
     if name not in SUBCOMMANDS:
-        return Command(name, error=f"unknown command `{name[:40]}`", raw=line)
+        return Command(name, error=f"unknown command {mdsafe.code(name[:40])}", raw=line)
     if name in ("review", "runs", "help"):
         return Command(name, raw=line)
     if not args:
         return Command(name, error=f"`{PREFIX} {name}` needs a rule id", raw=line)
     rule = args[0]
     if rule not in known_rules:
-        return Command(name, rule=rule, error=f"unknown rule `{rule[:60]}`", raw=line)
+        return Command(name, rule=rule, error=f"unknown rule {mdsafe.code(rule[:60])}", raw=line)
     if name in ("explain", "unignore"):
         return Command(name, rule=rule, raw=line)
+    if name == "misfire":  # the why is optional, after `--` or just after the rule
+        why = reason.strip() or " ".join(args[1:])
+        return Command(name, rule=rule, reason=why[:MAX_REASON_CHARS] or None, raw=line)
     reason = reason.strip()
     if not reason:
         return Command(name, rule=rule, raw=line, error=(

@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "advise": ("bot.cli.advise", "explain related failing CI runs with the LLM advisor"),
     "serve": ("bot.cli.serve", "run the GitHub App (webhooks, workers, /healthz, /metrics)"),
     "replay": ("bot.cli.replay", "drive one webhook payload through the App pipeline"),
+    "stats": ("bot.cli.stats", "per-rule findings, misfires and waivers from the App's store"),
 }
 
 LONG_RUNNING = frozenset({"serve", "replay", "app"})

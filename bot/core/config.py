@@ -17,7 +17,7 @@ import yaml
 from bot.core.config_defaults import DEFAULT_DEDUP_HEADING, DEFAULT_KNOBS
 from bot.core.config_reader import FAILED as _FAILED
 from bot.core.config_reader import ConfigError as ConfigError  # re-exported: the public name
-from bot.core.config_reader import Exhausted, Reader, close_match
+from bot.core.config_reader import Exhausted, Reader, check_shape, close_match
 from bot.core.findings import Confidence, Severity
 from bot.core.surfaces import SURFACES
 
@@ -80,6 +80,7 @@ def parse_config(text: str, specs: RuleOptionSpecs, source: str = CONFIG_PATH) -
     if len(text.encode("utf-8", "replace")) > MAX_CONFIG_BYTES:
         raise ConfigError(f"{source}: file is larger than {MAX_CONFIG_BYTES // 1024} KiB")
     try:
+        check_shape(text, source)
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)

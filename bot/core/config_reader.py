@@ -30,6 +30,43 @@ class Exhausted(ConfigError):
     """The node budget ran out: every later value would fail the same way, so stop."""
 
 
+MAX_DEPTH = 64  # far beyond any real config; well inside Python's recursion limit
+MAX_ALIASES = 100
+
+
+def check_shape(text: str, source: str) -> None:
+    """Refuse, before composing, YAML that composing or converting would choke on.
+
+    PyYAML's composer recurses once per nesting level (1,000 levels: RecursionError)
+    and builds recursive aliases (`a: &a [*a]`) into cyclic graphs; the event stream
+    is read iteratively, so depth, alias count and recursion are measured on it.
+    """
+    depth = 0
+    aliases = 0
+    open_anchors: list[str | None] = []
+    for event in yaml.parse(text, Loader=yaml.SafeLoader):
+        if isinstance(event, yaml.CollectionStartEvent):
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise _at(event, source, f"nested more than {MAX_DEPTH} levels deep")
+            open_anchors.append(event.anchor)
+        elif isinstance(event, yaml.CollectionEndEvent):
+            depth -= 1
+            open_anchors.pop()
+        elif isinstance(event, yaml.AliasEvent):
+            aliases += 1
+            if event.anchor in open_anchors:
+                raise _at(event, source, f"recursive alias `*{event.anchor}` (it refers to "
+                          "a value that contains it)")
+            if aliases > MAX_ALIASES:
+                raise _at(event, source, f"more than {MAX_ALIASES} aliases")
+
+
+def _at(event: yaml.Event, source: str, message: str) -> ConfigError:
+    mark = event.start_mark
+    return ConfigError(f"{source}:{mark.line + 1 if mark else '?'}: {message}")
+
+
 class Reader:
     """Converts YAML nodes to values; every error names the key and the line."""
 
@@ -52,18 +89,31 @@ class Reader:
     def fail(self, node: yaml.Node, key: str, message: str) -> ConfigError:
         return ConfigError(f"{self.source}:{node.start_mark.line + 1}: `{key}`: {message}")
 
-    def plain(self, node: yaml.Node, key: str) -> Any:
-        """Convert a node to Python data with a node budget (no alias bombs)."""
+    def plain(self, node: yaml.Node, key: str, depth: int = 0) -> Any:
+        """Convert a node to Python data with a node budget (no alias bombs) and a
+        depth bound (aliases to aliases nest deeper than the text shows)."""
         self.visited += 1
         if self.visited > self.max_nodes:
             raise Exhausted(f"{self.source}:{node.start_mark.line + 1}: `{key}`: "
                             "too many values (aliases expand too far)")
+        if depth > MAX_DEPTH:
+            raise Exhausted(f"{self.source}:{node.start_mark.line + 1}: `{key}`: "
+                            f"nested more than {MAX_DEPTH} levels deep (through aliases)")
         if isinstance(node, yaml.ScalarNode):
-            return yaml.constructor.SafeConstructor().construct_object(node)
+            try:
+                return yaml.constructor.SafeConstructor().construct_object(node)
+            except (yaml.YAMLError, ValueError, OverflowError) as exc:
+                # e.g. `!!timestamp 2024-99-99` or `!!int` on text: a value, not a crash
+                raise self.fail(node, key, f"not a valid value: {exc}") from None
         if isinstance(node, yaml.SequenceNode):
-            return [self.plain(item, key) for item in node.value]
+            return [self.plain(item, key, depth + 1) for item in node.value]
         if isinstance(node, yaml.MappingNode):
-            return {self.plain(k, key): self.plain(v, key) for k, v in node.value}
+            items = [(self.plain(k, key, depth + 1), self.plain(v, key, depth + 1))
+                     for k, v in node.value]
+            try:
+                return dict(items)
+            except TypeError:  # a list or mapping used as a key
+                raise self.fail(node, key, "keys must be plain values") from None
         raise self.fail(node, key, "unsupported YAML value")
 
     def mapping(self, node: yaml.Node, key: str) -> list[tuple[str, yaml.Node, yaml.Node]]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from urllib.parse import quote
 
-from bot.github.calls import ApiCall, Flow, GitHubError, repo_path
+from bot.github.calls import ApiCall, Flow, GitHubError, paginate, repo_path
 
 MAX_REPLY_CHARS = 60_000  # GitHub refuses comment bodies over 65,536 characters
 
@@ -47,3 +47,16 @@ def permission(owner: str, repo: str, user: str) -> Flow[str]:
     role = str(result.data.get("role_name") or "")
     level = str(result.data.get("permission") or "none")
     return "maintain" if role == "maintain" else level
+
+
+def find_reply(owner: str, repo: str, number: int, marker: str, bot_login: str
+               ) -> Flow[int | None]:
+    """The id of the bot's own comment carrying `marker`, if there is one (a marker
+    in anyone else's comment proves nothing)."""
+    comments = yield from paginate(f"{repo_path(owner, repo)}/issues/{number}/comments",
+                                   "issues/list-comments")
+    for comment in comments:
+        login = str((comment.get("user") or {}).get("login", ""))
+        if login.lower() == bot_login.lower() and marker in str(comment.get("body") or ""):
+            return int(comment["id"])
+    return None

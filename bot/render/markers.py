@@ -58,3 +58,13 @@ def state_in(body: str) -> Any:
 def without_state(body: str) -> str:
     """A summary comment without its hidden state."""
     return _STATE_RE.sub("", body).rstrip()
+
+
+def command_reply(comment_id: int) -> str:
+    """Marks the bot's reply to one comment, so a retry finds it instead of re-posting."""
+    return f"<!-- ci-stability:reply={int(comment_id)} -->"
+
+
+def defang(text: str) -> str:
+    """`text` with no HTML comment opener left, so it can carry no marker at all."""
+    return text.replace("<!--", "<\u200b!--")

@@ -27,9 +27,13 @@ def _file(entry: Any, index: int) -> ChangedFile:
     if not isinstance(filename, str) or not filename:
         raise SourceError(f"{where}.filename: required string")
     status = entry.get("status", "modified")
+    if not isinstance(status, str):
+        raise SourceError(f"{where}.status: expected a string, got {type(status).__name__}")
     if status not in _STATUSES:
-        raise SourceError(f"{where}.status: unknown status {status!r}")
-    contents = entry.get("contents") or {}
+        raise SourceError(f"{where}.status: unknown status {status[:40]!r}")
+    contents = entry.get("contents")
+    if contents is None:
+        contents = {}
     if not isinstance(contents, dict):
         raise SourceError(f"{where}.contents: expected an object with base/head")
     return from_github_entry(
@@ -43,7 +47,9 @@ def _file(entry: Any, index: int) -> ChangedFile:
 
 
 def _ref(data: dict[str, Any], side: str) -> tuple[str | None, str | None]:
-    value = data.get(side) or {}
+    value = data.get(side)
+    if value is None:
+        value = {}
     if not isinstance(value, dict):
         raise SourceError(f"{side}: expected an object with ref and sha")
     return _opt_str(value.get("ref"), f"{side}.ref"), _opt_str(value.get("sha"), f"{side}.sha")
@@ -60,6 +66,34 @@ def _repo_view(data: dict[str, Any]) -> MappedRepoView | None:
     return MappedRepoView(dict(raw))
 
 
+def _author(user: Any) -> str | None:
+    if user is None:
+        return None
+    if not isinstance(user, dict):
+        raise SourceError(f"user: expected an object with login, got {type(user).__name__}")
+    return _opt_str(user.get("login"), "user.login")
+
+
+def _labels(labels: Any) -> tuple[str, ...]:
+    """GitHub's label objects ({name: ...}) or plain names."""
+    if labels is None:
+        return ()
+    if not isinstance(labels, list):
+        raise SourceError(f"labels: expected a list, got {type(labels).__name__}")
+    names: list[str] = []
+    for index, label in enumerate(labels):
+        if isinstance(label, str):
+            names.append(label)
+            continue
+        if not isinstance(label, dict):
+            raise SourceError(f"labels[{index}]: expected an object with name or a string")
+        name = label.get("name")
+        if not isinstance(name, str):
+            raise SourceError(f"labels[{index}].name: required string")
+        names.append(name)
+    return tuple(names)
+
+
 def snapshot_from_pr_data(data: Any) -> PullRequestSnapshot:
     if not isinstance(data, dict):
         raise SourceError("PR JSON must be an object")
@@ -68,23 +102,21 @@ def snapshot_from_pr_data(data: Any) -> PullRequestSnapshot:
         raise SourceError("files: required list of changed files")
     base_ref, base_sha = _ref(data, "base")
     head_ref, head_sha = _ref(data, "head")
-    user = data.get("user")
-    labels = data.get("labels") or []
     number = data.get("number")
+    if number is not None and (not isinstance(number, int) or isinstance(number, bool)):
+        raise SourceError(f"number: expected an integer or null, got {type(number).__name__}")
     return PullRequestSnapshot(
         files=tuple(_file(entry, i) for i, entry in enumerate(files)),
         repo=_opt_str(data.get("repo"), "repo"),
-        number=number if isinstance(number, int) else None,
+        number=number,
         title=_opt_str(data.get("title"), "title") or "",
         body=_opt_str(data.get("body"), "body") or "",
-        author=user.get("login") if isinstance(user, dict) else None,
+        author=_author(data.get("user")),
         base_ref=base_ref,
         base_sha=base_sha,
         head_ref=head_ref,
         head_sha=head_sha,
-        labels=tuple(
-            label["name"] if isinstance(label, dict) else str(label) for label in labels
-        ),
+        labels=_labels(data.get("labels")),
         repo_view=_repo_view(data),
     )
 
@@ -94,4 +126,7 @@ def snapshot_from_pr_json(raw: bytes) -> PullRequestSnapshot:
         data = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise SourceError(f"not valid JSON: {exc}") from None
+    except RecursionError:
+        # json's C scanner recurses per level; nothing GitHub sends nests this deep
+        raise SourceError("not valid PR JSON: nested too deeply") from None
     return snapshot_from_pr_data(data)

@@ -162,6 +162,41 @@ class Store(Protocol):
     def allow_command(self, user: str, now: float, limit: int, window_s: float) -> bool:
         """Record a command by `user` unless they already ran `limit` in the window."""
 
+    # --- durable slash commands (bot/store/command_tables.py) ---------------------
+    def comment_handled(self, comment_id: int) -> bool: ...
+
+    def command_progress(self, comment_id: int) -> dict[str, Any]:
+        """What earlier attempts at this comment recorded ({} for none)."""
+
+    def save_command_progress(self, comment_id: int, progress: dict[str, Any]) -> None: ...
+
+    def waive_once(
+        self, comment_id: int, step: int, progress: dict[str, Any], repo: str, number: int,
+        rule: str, path: str | None, reason: str, by: str, at: float,
+    ) -> None:
+        """Add the waiver of the comment's command `step` (once) and save `progress`."""
+
+    def unwaive_once(self, comment_id: int, step: int, progress: dict[str, Any], repo: str,
+                     number: int, rule: str) -> int:
+        """Remove the rule's waivers for command `step` (once); how many were removed."""
+
+    def misfire_once(
+        self, comment_id: int, step: int, progress: dict[str, Any], repo: str, number: int,
+        rule: str, reason: str | None, by: str, at: float,
+    ) -> None:
+        """Record a false-positive verdict for command `step` (once) and save `progress`."""
+
+    def verdict_counts(self) -> dict[tuple[str, str], dict[str, int]]:
+        """(repo, rule) → {"misfires", "misfires_prs", "waivers", "waivers_prs"} counts."""
+
+    def finish_command(self, comment_id: int) -> None:
+        """Mark the comment handled and drop its progress."""
+
+    def take_rate(self, comment_id: int, buckets: Sequence[tuple[str, int, float]],
+                  now: float) -> str | None:
+        """Count the comment in each (bucket, limit, window) unless one is full: then
+        that bucket's name. Idempotent per comment."""
+
     # --- operations ---------------------------------------------------------------
     def ping(self) -> bool: ...
 

@@ -75,6 +75,33 @@ MIGRATIONS: Final[list[Migration]] = [
             PRIMARY KEY (repo, number)
         )""",
     ),
+    # 3: durable slash commands (progress and effects per comment, so a retry resumes
+    # without a second waiver or reply) and rate limits on what the bot writes.
+    (
+        """CREATE TABLE command_progress (
+            comment_id INTEGER PRIMARY KEY, state TEXT NOT NULL, updated_at REAL NOT NULL
+        )""",
+        """CREATE TABLE command_effects (
+            comment_id INTEGER NOT NULL, step INTEGER NOT NULL, result INTEGER NOT NULL,
+            PRIMARY KEY (comment_id, step)
+        )""",
+        """CREATE TABLE rate_events (
+            bucket TEXT NOT NULL, comment_id INTEGER NOT NULL, at REAL NOT NULL,
+            PRIMARY KEY (bucket, comment_id)
+        )""",
+        "CREATE INDEX rate_events_at ON rate_events (bucket, at)",
+        # Maintainers' false-positive verdicts (`/stability misfire`), for `stats`.
+        """CREATE TABLE misfires (
+            id INTEGER PRIMARY KEY,
+            repo TEXT NOT NULL,
+            number INTEGER NOT NULL,
+            rule TEXT NOT NULL,
+            reason TEXT,
+            by_user TEXT NOT NULL,
+            at REAL NOT NULL
+        )""",
+        "CREATE INDEX misfires_rule ON misfires (repo, rule)",
+    ),
 ]
 
 
