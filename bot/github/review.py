@@ -28,9 +28,11 @@ from bot.core.rule import Rule
 from bot.core.snapshot import PullRequestSnapshot
 from bot.core.surfaces import classify, surface_table
 from bot.github.calls import Flow
+from bot.github.journal import Journal
 from bot.github.pr_state import PrState
-from bot.github.publish import known_state, publish, start_check
+from bot.github.publish import publish, start_check
 from bot.github.pull import fetch_config, fetch_snapshot, get_pull
+from bot.github.recovery import known_state
 from bot.render.review import MAX_COMMENTS
 from bot.sources.files import MAX_TEXT_BYTES
 
@@ -68,6 +70,9 @@ class ReviewRequest:
     max_comments: int = MAX_COMMENTS
     buttons: bool = True  # the check's Re-run button: only the App can act on it
     check_only: bool = False  # publish the check run alone (the Action's `check` reporter)
+    # Where each write's intent and result go (the App: its store), so a run after a
+    # crash takes in what landed instead of writing it again; None: in memory.
+    journal: Journal | None = None
 
 
 @dataclass(frozen=True)
@@ -155,7 +160,7 @@ def review_pull_request(
         if not request.force and unchanged(state, key, head):
             return ReviewOutcome(state, config, skipped=True, skip_reason="unchanged")
         if request.early_check:
-            state = yield from start_check(owner, repo, head, state)
+            state = yield from start_check(owner, repo, head, state, request.journal)
             if request.checkpoint is not None:
                 request.checkpoint(state)
     table = surface_table(config.surfaces)
@@ -170,6 +175,6 @@ def review_pull_request(
         state = yield from publish(
             report, snapshot, owner, repo, state, request.bot_login, request.waivers,
             inputs_digest=key, max_comments=request.max_comments, buttons=request.buttons,
-            check_only=request.check_only,
+            check_only=request.check_only, journal=request.journal,
         )
     return ReviewOutcome(state, config, report, snapshot)

@@ -76,6 +76,18 @@ PG_MIGRATIONS: Final[list[Migration]] = [
         'CREATE TABLE command_log ("user" TEXT NOT NULL, at DOUBLE PRECISION NOT NULL)',
         'CREATE INDEX command_log_user ON command_log ("user", at)',
     ),
+    # 2: the publication journal (SQLite's migration 3).
+    (
+        """CREATE TABLE pr_journal (
+            repo TEXT NOT NULL,
+            number INTEGER NOT NULL,
+            step TEXT NOT NULL,
+            intent TEXT NOT NULL,
+            result TEXT,
+            updated_at DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (repo, number, step)
+        )""",
+    ),
 ]
 
 

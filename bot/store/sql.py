@@ -31,6 +31,7 @@ from bot.store.base import (
     NewDelivery,
 )
 from bot.store.db import DB_ERRORS, Db
+from bot.store.journal import JournalTables
 from bot.store.pr_tables import PullRequestTables
 from bot.store.rows import DELIVERY_COLUMNS, delivery_from_row, encode_payload
 
@@ -55,7 +56,7 @@ def replica_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
-class SqlStore(PullRequestTables):
+class SqlStore(PullRequestTables, JournalTables):
     """The shared queries; subclasses open `self.db` and apply their migrations."""
 
     # Whether other processes may be working the same queue (see Worker.start).

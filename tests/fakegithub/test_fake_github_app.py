@@ -128,7 +128,7 @@ def test_request_validation_catches_client_bugs() -> None:
             await expect_status(422, gh.post(f"/repos/{REPO}/check-runs", data={
                 "name": "x", "head_sha": head, "status": "completed"}))
             with pytest.raises(BadRequest) as missing:
-                await gh.getitem(f"/repos/{REPO}/commits/{head}/check-runs")
+                await gh.getitem(f"/repos/{REPO}/commits/{head}/status")
             assert missing.value.status_code == 404
 
     run(scenario)
