@@ -47,6 +47,13 @@ async def review_pull(
     # Every write's intent and result, in the store: a worker on any replica that
     # takes this PR over after a crash knows which of them landed.
     journal = StoreJournal(ctx.store, full_name, number)
+    delivery = ctx.store.get_delivery(delivery_id) if delivery_id else None
+
+    def superseded() -> bool:
+        # The newest head wins: a push queued after this delivery (the debounce key
+        # of bot/app/web.py) reviews the PR again, so this review need not publish.
+        return delivery is not None and ctx.store.has_newer_pending(
+            f"{full_name}#{number}", delivery.received_at)
 
     started = ctx.clock()
     try:
@@ -64,7 +71,7 @@ async def review_pull(
             bot_login=ctx.bot_login, waivers=waivers_for(ctx.store, full_name, number),
             force=force, skip_drafts=draft, decorate=decorate, extra_digest=digest,
             enrich=enrich, checkpoint=checkpoint, pull=pull, config_text=config_text,
-            journal=journal,
+            journal=journal, superseded=superseded,
         )
         outcome = await runner.run(
             review_pull_request(request, ctx.store.get_pr_state(full_name, number)))

@@ -15,8 +15,7 @@ from bot.render.checkrun import CHECK_NAME
 
 SUPERSEDED = {"status": "completed", "conclusion": "neutral", "output": {
     "title": "Superseded",
-    "summary": "A newer review of this commit replaced this run; see the newest "
-               "`" + CHECK_NAME + "` run.",
+    "summary": "A newer review replaced this run; see the newest `" + CHECK_NAME + "` run.",
 }}
 
 
@@ -175,3 +174,19 @@ def send_annotations(state: PrState, journal: Journal, owner: str, repo: str,
         if not result.ok:
             raise GitHubError(call, result)
     return total
+
+
+def close_superseded(owner: str, repo: str, head: str, prior_state: dict[str, Any] | None,
+                     journal: Journal) -> Flow[dict[str, Any]]:
+    """A review overtaken by a newer push publishes nothing; its in_progress run (if
+    it started one) is closed as superseded rather than left spinning."""
+    state = PrState.from_dict(prior_state)
+    yield from reconcile_check(state, journal, owner, repo, head)
+    current = head_check(state, head)
+    if current is not None and current.status != "completed":
+        result = yield check_call(owner, repo, current.id, SUPERSEDED)
+        if not result.ok and result.status not in {403, 404}:
+            raise GitHubError(check_call(owner, repo, current.id, SUPERSEDED), result)
+        state.check = CheckRef(current.id, head, "completed", current.annotations,
+                               current.annotations_digest)
+    return state.to_dict()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from bot.core.report import Report, Waiver
@@ -254,12 +254,14 @@ def publish(
     inputs_digest: str | None = None,
     max_comments: int = MAX_COMMENTS,
     buttons: bool = True, check_only: bool = False, journal: Journal | None = None,
+    superseded: Callable[[], bool] | None = None,
 ) -> Flow[dict[str, Any]]:
     """Publish `report` for the snapshot's head; returns the state to persist.
     `buttons`: *Re-run review*, which only the App (requested_action webhook) honours;
     `check_only`: the check run alone, no review and no summary comment; `journal`:
     where each write's intent and result are kept, so that after a crash what landed
-    is taken in, not written again (bot/github/journal.py)."""
+    is taken in, not written again (bot/github/journal.py); `superseded`: asked after
+    the check run, True when a newer push will review the PR (the newest head wins)."""
     if snapshot.number is None or snapshot.head_sha is None:
         raise ValueError("publishing needs the snapshot's PR number and head SHA")
     number, head = snapshot.number, snapshot.head_sha
@@ -280,6 +282,10 @@ def publish(
 
     yield from _publish_check(state, journal, report, owner, repo, head, report_key,
                               waivers_text, buttons)
+    if superseded is not None and superseded():
+        # The check describes this head; the review and summary are the newer one's.
+        state.report_digest = state.inputs_digest = None
+        return state.to_dict()
     if not check_only:
         yield from _publish_review(state, journal, report, snapshot, owner, repo, number, head,
                                    max_comments)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.github.journal import Entry
+from bot.store.base import Store
 from bot.store.db import Db
 
 
@@ -58,7 +59,7 @@ class JournalTables:
 class StoreJournal:
     """One PR's journal in the store, as the publishing flows take it."""
 
-    store: JournalTables
+    store: Store
     repo: str
     number: int
 

@@ -146,11 +146,15 @@ class SqlStore(PullRequestTables, JournalTables):
         )
 
     def requeue_running(self) -> int:
-        cursor = self.db.execute(
-            f"UPDATE deliveries SET status = 'pending', {_UNLEASE}, updated_at = ?"
-            " WHERE status = 'running'",
-            (time.time(),),
-        )
+        """Only for a store no one else works: what is running, and the PRs it held,
+        belonged to a dead process, so nothing waits out their leases."""
+        with self.db.transaction() as db:
+            cursor = db.execute(
+                f"UPDATE deliveries SET status = 'pending', {_UNLEASE}, updated_at = ?"
+                " WHERE status = 'running'",
+                (time.time(),),
+            )
+            db.execute("DELETE FROM pr_leases")
         return cursor.rowcount
 
     def has_newer_pending(self, group_key: str, received_at: float) -> bool:

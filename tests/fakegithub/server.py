@@ -111,10 +111,12 @@ class FakeGitHub(Seeding):
                            headers={"Retry-After": str(retry_after)})
 
     def inject_delay(self, method: str, path_regex: str, seconds: float, *,
-                     times: int | None = 1, after: bool = False) -> Fault:
+                     times: int | None = 1, after: bool = False, skip: int = 0) -> Fault:
         """Hold matching requests `seconds` before handling them, or (`after`) handle
-        them at once and hold the answer: a kill meanwhile leaves the write landed."""
-        fault = Fault(method.upper(), re.compile(path_regex), times, delay=seconds, after=after)
+        them at once and hold the answer: a kill meanwhile leaves the write landed.
+        `skip`: let that many matching requests through first."""
+        fault = Fault(method.upper(), re.compile(path_regex), times, delay=seconds, after=after,
+                      skip=skip)
         self.faults.append(fault)
         return fault
 

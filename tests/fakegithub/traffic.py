@@ -52,6 +52,7 @@ class Fault:
     # a client killed meanwhile never learns that it did.
     after: bool = False
     hits: int = 0  # requests this fault has caught
+    skip: int = 0  # matching requests to let through first (stall the n-th write)
 
     def matches(self, method: str, paths: tuple[str, ...]) -> bool:
         return (
@@ -86,6 +87,9 @@ def take_fault(faults: list[Fault], method: str, paths: tuple[str, ...], *, dela
     for fault in faults:
         if ((fault.delay > 0) == delays and fault.after == after
                 and fault.matches(method, paths)):
+            if fault.skip > 0:
+                fault.skip -= 1
+                continue
             fault.consume()
             return fault
     return None
