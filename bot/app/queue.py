@@ -11,8 +11,8 @@ Failures: `RetryableError` → retry after its `retry_after` or the backoff;
 payload that is not a JSON object (intake only checks its first bytes) is
 dead-lettered before the handler sees it.
 
-Debounce: a delivery with a `group_key` ("owner/repo#7") is superseded, not handled,
-when a later delivery of the same group exists, so only the newest push is reviewed.
+Debounce: a delivery with a `group_key` ("owner/repo#7"), or any pull_request one, is
+superseded, not handled, when a later push of that PR is queued: the newest head wins.
 
 Several replicas (a shared PostgreSQL store): claims are leased and renewed every
 third of the lease while the handler runs; a replica that dies stops renewing and
@@ -206,7 +206,11 @@ class Worker:
                 self._dead(d, f"gave up: claimed {d.attempts} times without finishing "
                               "(the process died or was stopped during the delivery)")
                 return
-            if d.group_key and self.store.has_newer_pending(d.group_key, d.received_at):
+            # A later push (its debounce key, bot/app/web.py) re-reads the PR, so it
+            # overtakes any pull_request delivery of it; commands are never skipped.
+            group = d.group_key or (f"{fields.repo}#{fields.number}" if d.event ==
+                                    "pull_request" and fields.repo and fields.number else None)
+            if group and self.store.has_newer_pending(group, d.received_at):
                 self.store.supersede(d.id)
                 self._count(d, "superseded")
                 log.info("superseded by a newer delivery for the same pull request")

@@ -17,7 +17,7 @@ from bot.github.drive_async import AsyncDriver
 from bot.github.publish import fail_check
 from bot.github.pull import fetch_config, get_pull
 from bot.github.review import ReviewRequest, load_config, review_pull_request
-from bot.store import Store
+from bot.store import Store, StoreJournal
 from rules import ALL_RULES, option_specs
 
 log = logging.getLogger("bot.review")
@@ -44,6 +44,17 @@ async def review_pull(
     def checkpoint(state: dict[str, Any]) -> None:
         ctx.store.put_pr_state(full_name, number, state)
 
+    # Every write's intent and result, in the store: a worker on any replica that
+    # takes this PR over after a crash knows which of them landed.
+    journal = StoreJournal(ctx.store, full_name, number)
+    delivery = ctx.store.get_delivery(delivery_id) if delivery_id else None
+
+    def superseded() -> bool:
+        # The newest head wins: a push queued after this delivery (the debounce key
+        # of bot/app/web.py) reviews the PR again, so this review need not publish.
+        return delivery is not None and ctx.store.has_newer_pending(
+            f"{full_name}#{number}", delivery.received_at)
+
     started = ctx.clock()
     try:
         enrich = duplicates_for(ctx)
@@ -60,6 +71,7 @@ async def review_pull(
             bot_login=ctx.bot_login, waivers=waivers_for(ctx.store, full_name, number),
             force=force, skip_drafts=draft, decorate=decorate, extra_digest=digest,
             enrich=enrich, checkpoint=checkpoint, pull=pull, config_text=config_text,
+            journal=journal, superseded=superseded,
         )
         outcome = await runner.run(
             review_pull_request(request, ctx.store.get_pr_state(full_name, number)))
@@ -70,6 +82,7 @@ async def review_pull(
         raise PermanentError(f"review of {full_name}#{number} failed: {exc}") from exc
     if outcome.state is not None:
         ctx.store.put_pr_state(full_name, number, outcome.state)
+        ctx.store.journal_clear(full_name, number)  # the state now says what landed
     if not outcome.skipped:
         ctx.metrics.review_latency(ctx.clock() - started)
     log.info("skipped" if outcome.skipped else "reviewed", extra={
@@ -91,6 +104,7 @@ async def _record_crash(ctx: AppContext, installation: int, owner: str, repo: st
         config, _ = load_config(text, option_specs())  # a bad file: the defaults (neutral)
         state = await driver.run(fail_check(
             owner, repo, pull["head"]["sha"], ctx.store.get_pr_state(full_name, number),
+            journal=StoreJournal(ctx.store, full_name, number),
             summary=f"The review could not complete ({type(exc).__name__}). It will run "
                     "again on the next push, or comment `/stability review`.",
             conclusion=config.on_error,

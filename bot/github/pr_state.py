@@ -25,6 +25,9 @@ class CheckRef:
     head_sha: str
     status: str  # "in_progress" | "completed"
     annotations: int = 0
+    # Which annotation list those are (bot/github/check_run.py): a re-run whose list
+    # is the same appends nothing, one whose list differs needs a fresh run.
+    annotations_digest: str | None = None
 
 
 @dataclass

@@ -29,9 +29,12 @@ from bot.core.snapshot import PullRequestSnapshot
 from bot.core.surfaces import classify, surface_table
 from bot.github.api_view import with_repo_context
 from bot.github.calls import Flow
+from bot.github.check_run import close_superseded
+from bot.github.journal import Journal, MemoryJournal
 from bot.github.pr_state import PrState
-from bot.github.publish import known_state, publish, start_check
+from bot.github.publish import publish, start_check
 from bot.github.pull import fetch_config, fetch_snapshot_and_config, get_pull
+from bot.github.recovery import known_state
 from bot.render.review import MAX_COMMENTS
 from bot.sources.files import MAX_TEXT_BYTES
 
@@ -69,6 +72,13 @@ class ReviewRequest:
     max_comments: int = MAX_COMMENTS
     buttons: bool = True  # the check's Re-run button: only the App can act on it
     check_only: bool = False  # publish the check run alone (the Action's `check` reporter)
+    # Where each write's intent and result go (the App: its store), so a run after a
+    # crash takes in what landed instead of writing it again; None: in memory.
+    journal: Journal | None = None
+    # Asked just before publishing: True when a newer push of the PR is queued (or
+    # already reviewed), so this review, which may have read a mix of the old head
+    # and the new, publishes nothing and leaves the PR to the newer one.
+    superseded: Callable[[], bool] | None = None
 
 
 @dataclass(frozen=True)
@@ -78,7 +88,8 @@ class ReviewOutcome:
     report: Report | None = None  # None when skipped
     snapshot: PullRequestSnapshot | None = None
     skipped: bool = False  # nothing reviewed: see `skip_reason`
-    skip_reason: str = ""  # "unchanged" (inputs as last published) or "draft"
+    # "unchanged" (inputs as last published), "draft", or "superseded" (a newer push)
+    skip_reason: str = ""
 
     @property
     def notes(self) -> list[str]:
@@ -182,7 +193,7 @@ def review_pull_request(
             if unchanged(state, inputs_digest(pull, config_text, request), head):
                 return ReviewOutcome(state, config, skipped=True, skip_reason="unchanged")
         if request.early_check:
-            state = yield from start_check(owner, repo, head, state)
+            state = yield from start_check(owner, repo, head, state, request.journal)
             if request.checkpoint is not None:
                 request.checkpoint(state)
     # A config read with the texts may add surfaces: `rescope` fetches those files too.
@@ -198,10 +209,15 @@ def review_pull_request(
     report = yield from evaluate(snapshot, config, problem, request)
     if request.enrich is not None:
         report = yield from request.enrich(report, snapshot)
+    if request.publish and request.superseded is not None and request.superseded():
+        state = yield from close_superseded(owner, repo, head, state,
+                                            request.journal or MemoryJournal())
+        return ReviewOutcome(state, config, skipped=True, skip_reason="superseded")
     if request.publish:
         state = yield from publish(
             report, snapshot, owner, repo, state, request.bot_login, request.waivers,
             inputs_digest=key, max_comments=request.max_comments, buttons=request.buttons,
-            check_only=request.check_only,
+            check_only=request.check_only, journal=request.journal,
+            superseded=request.superseded,
         )
     return ReviewOutcome(state, config, report, snapshot)

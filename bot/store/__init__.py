@@ -42,6 +42,7 @@ from bot.store.db import (
     url_password,
 )
 from bot.store.group_commit import GroupCommitter
+from bot.store.journal import StoreJournal
 from bot.store.migrations import MIGRATIONS, apply_migrations, schema_version
 from bot.store.pg_migrations import PG_MIGRATIONS, apply_pg_migrations, pg_schema_version
 from bot.store.postgres import PostgresStore, connect_postgres
@@ -72,6 +73,7 @@ __all__ = [
     "SqliteStore",
     "Store",
     "StoreError",
+    "StoreJournal",
     "WaiverRow",
     "apply_migrations",
     "apply_pg_migrations",

@@ -15,6 +15,8 @@ from typing import Any, Final, Literal, Protocol
 
 import orjson
 
+from bot.github.journal import Entry
+
 DeliveryStatus = Literal["pending", "running", "done", "dead", "superseded"]
 STATUSES: Final[tuple[DeliveryStatus, ...]] = ("pending", "running", "done", "dead", "superseded")
 MAX_ERROR_CHARS = 2000
@@ -140,6 +142,17 @@ class Store(Protocol):
     def get_pr_state(self, repo: str, number: int) -> dict[str, Any] | None: ...
 
     def put_pr_state(self, repo: str, number: int, state: dict[str, Any]) -> None: ...
+
+    # --- the publication journal (bot/store/journal.py) -------------------------
+    def journal_entries(self, repo: str, number: int) -> dict[str, Entry]: ...
+
+    def journal_intend(self, repo: str, number: int, step: str,
+                       intent: dict[str, Any]) -> None: ...
+
+    def journal_record(self, repo: str, number: int, step: str,
+                       result: dict[str, Any]) -> None: ...
+
+    def journal_clear(self, repo: str, number: int) -> None: ...
 
     # --- waivers --------------------------------------------------------------
     def add_waiver(

@@ -102,6 +102,19 @@ MIGRATIONS: Final[list[Migration]] = [
         )""",
         "CREATE INDEX misfires_rule ON misfires (repo, rule)",
     ),
+    # 4: the publication journal: each write to GitHub about a PR, as an intent before
+    # it is sent and a result after (bot/store/journal.py).
+    (
+        """CREATE TABLE pr_journal (
+            repo TEXT NOT NULL,
+            number INTEGER NOT NULL,
+            step TEXT NOT NULL,
+            intent TEXT NOT NULL,
+            result TEXT,
+            updated_at REAL NOT NULL,
+            PRIMARY KEY (repo, number, step)
+        )""",
+    ),
 ]
 
 

@@ -103,6 +103,18 @@ PG_MIGRATIONS: Final[list[Migration]] = [
         )""",
         "CREATE INDEX misfires_rule ON misfires (repo, rule)",
     ),
+    # 3: the publication journal (SQLite's migration 4).
+    (
+        """CREATE TABLE pr_journal (
+            repo TEXT NOT NULL,
+            number INTEGER NOT NULL,
+            step TEXT NOT NULL,
+            intent TEXT NOT NULL,
+            result TEXT,
+            updated_at DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (repo, number, step)
+        )""",
+    ),
 ]
 
 

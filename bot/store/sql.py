@@ -32,6 +32,7 @@ from bot.store.base import (
 )
 from bot.store.command_tables import CommandTables
 from bot.store.db import DB_ERRORS, Db
+from bot.store.journal import JournalTables
 from bot.store.pr_tables import PullRequestTables
 from bot.store.rows import DELIVERY_COLUMNS, delivery_from_row, encode_payload
 
@@ -56,7 +57,7 @@ def replica_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
-class SqlStore(PullRequestTables, CommandTables):
+class SqlStore(PullRequestTables, CommandTables, JournalTables):
     """The shared queries; subclasses open `self.db` and apply their migrations."""
 
     # Whether other processes may be working the same queue (see Worker.start).
@@ -146,11 +147,15 @@ class SqlStore(PullRequestTables, CommandTables):
         )
 
     def requeue_running(self) -> int:
-        cursor = self.db.execute(
-            f"UPDATE deliveries SET status = 'pending', {_UNLEASE}, updated_at = ?"
-            " WHERE status = 'running'",
-            (time.time(),),
-        )
+        """Only for a store no one else works: what is running, and the PRs it held,
+        belonged to a dead process, so nothing waits out their leases."""
+        with self.db.transaction() as db:
+            cursor = db.execute(
+                f"UPDATE deliveries SET status = 'pending', {_UNLEASE}, updated_at = ?"
+                " WHERE status = 'running'",
+                (time.time(),),
+            )
+            db.execute("DELETE FROM pr_leases")
         return cursor.rowcount
 
     def has_newer_pending(self, group_key: str, received_at: float) -> bool:

@@ -37,6 +37,7 @@ def pr_payload(action: str, number: int, head_sha: str, *, draft: bool = False,
     data["installation"] = {"id": INSTALLATION, "node_id": "MDIz"}
     data["repository"].update(full_name=REPO, name=NAME)
     data["repository"]["owner"]["login"] = OWNER
+    data["number"] = number  # as GitHub sends it: the same as pull_request.number
     pull = data["pull_request"]
     pull.update(number=number, draft=draft)
     pull["head"]["sha"] = head_sha

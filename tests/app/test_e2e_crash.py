@@ -1,11 +1,15 @@
 """`ci-stability serve` killed with SIGKILL mid-review: restarted on SQLite, or taken
-over by a second replica on one PostgreSQL database. The review completes once."""
+over by a second replica on one PostgreSQL database. The review completes once, also
+when the kill lands on a write that GitHub applied but did not yet answer."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.app.e2e_kit import pr_payload
+from tests.app.race_kit import KILL_POINTS, doubled, lost, many_jobs, settled
 from tests.app.serve_kit import holder_pid, poll, post, recorded_check, serve
 from tests.fakegithub import FakeGitHub, running_fake_github
 from tests.github.kit import REPO, new_fake, push, workflow
@@ -70,3 +74,38 @@ def test_two_replicas_on_postgres_one_killed_mid_review_the_other_finishes_once(
             assert survivor.poll() is None
             assert holder_pid(pg_url, "crash-pg") is None  # done: the lease was cleared
         assert_published_once(fake, head)
+
+
+JOBS = 60  # 60 findings: annotations in two batches (50 + 10)
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    if request.param == "sqlite":
+        return str(tmp_path / "app.db")
+    return str(request.getfixturevalue("pg_url"))
+
+
+@pytest.mark.parametrize("point", list(KILL_POINTS))
+def test_kill_9_at_each_publication_write_then_restart_publishes_each_thing_once(
+    tmp_path: Path, db: str, point: str,
+) -> None:
+    fake: FakeGitHub = new_fake()
+    method, path, skip = KILL_POINTS[point]
+    stall = fake.inject_delay(method, path, seconds=60, after=True, skip=skip)
+    lease = {"CI_STABILITY_LEASE_SECONDS": "2"}  # PostgreSQL: the dead claim frees soon
+    with running_fake_github(fake):
+        head = push(fake, 7, {WF: (many_jobs(JOBS, silenced=False),
+                                   many_jobs(JOBS, silenced=True))}, tag="h1")
+        with serve(tmp_path, fake.url, db, lease) as (proc, base):
+            assert post(base, pr_payload("opened", 7, head), f"kill-{point}") == 202
+            poll(lambda: stall.hits == 1, f"the {point} write to land")
+            proc.kill()
+            proc.wait()
+        with serve(tmp_path, fake.url, db, lease):
+            poll(lambda: settled(db) and not lost(fake, head), "the review after the restart")
+    assert doubled(fake) == {} and lost(fake, head) == []
+    (run,) = fake.check_runs(REPO, head)
+    assert len(run.annotations) == JOBS
+    assert len(fake.reviews(REPO, 7)[0].comments) > 0
+    assert fake.violations == []

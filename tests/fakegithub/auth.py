@@ -37,6 +37,7 @@ REQUIRED_PERMISSIONS: dict[str, tuple[tuple[str, str], ...]] = {
     "reactions/create-for-issue-comment": (("issues", "write"), ("pull_requests", "write")),
     "checks/create": (("checks", "write"),),
     "checks/update": (("checks", "write"),),
+    "checks/list-for-ref": (("checks", "read"),),
     "repos/get-collaborator-permission-level": (("metadata", "read"),),
     "actions/list-workflow-runs-for-repo": (("actions", "read"),),
     "actions/list-workflow-runs": (("actions", "read"),),

@@ -44,6 +44,9 @@ def _apply(ctx: Ctx, run: CheckRun) -> None:
         run.started_at = _parse_time(body["started_at"]) or run.started_at
     if "status" in body:
         run.status = body["status"]
+        if run.status != "completed" and "conclusion" not in body:
+            # A finished run set back to in_progress (a re-run) is unfinished again.
+            run.conclusion, run.completed_at = None, None
     if "conclusion" in body:
         # GitHub: providing a conclusion sets the status to completed.
         run.conclusion, run.status = body["conclusion"], "completed"
@@ -85,6 +88,32 @@ def update_check_run(ctx: Ctx) -> Reply:
     _apply(ctx, run)
     run.patch_count += 1
     return Reply(json=ctx.shapes.check_run(run))
+
+
+def _ref_sha(ctx: Ctx, ref: str) -> str:
+    """A commit SHA as is, else the head of a branch some PR of the repo is built from."""
+    if ctx.state.knows_commit(ctx.full_name, ref):
+        return ref
+    branch = ref.removeprefix("refs/heads/").removeprefix("heads/")
+    for pr in ctx.state.pulls.values():
+        if pr.repo == ctx.full_name and pr.head_repo is None and pr.head_ref == branch:
+            return pr.head_sha
+    raise unprocessable(f"No commit found for SHA: {ref}")
+
+
+def list_check_runs_for_ref(ctx: Ctx) -> Reply:
+    """GitHub's `GET /commits/{ref}/check-runs`: newest first; `filter=latest` (the
+    default) keeps only the most recent run of each name, `all` keeps every one."""
+    sha = _ref_sha(ctx, ctx.params["ref"])
+    q = ctx.query
+    runs = sorted((r for r in ctx.state.check_runs.values()
+                   if r.repo == ctx.full_name and r.head_sha == sha
+                   and q.get("check_name") in {None, r.name}
+                   and q.get("status") in {None, r.status}), key=lambda r: r.id, reverse=True)
+    if q.get("filter", "latest") == "latest":
+        seen: set[str] = set()
+        runs = [r for r in runs if not (r.name in seen or seen.add(r.name))]
+    return ctx.paged_reply(runs, ctx.shapes.check_run, "check_runs")
 
 
 def _run_json(ctx: Ctx, run: WorkflowRun) -> dict[str, Any]:
@@ -197,6 +226,7 @@ def download_job_logs(ctx: Ctx) -> Reply:
 HANDLERS: dict[str, Handler] = {
     "checks/create": create_check_run,
     "checks/update": update_check_run,
+    "checks/list-for-ref": list_check_runs_for_ref,
     "actions/list-workflow-runs-for-repo": list_runs_for_repo,
     "actions/list-workflow-runs": list_runs_for_workflow,
     "actions/list-jobs-for-workflow-run": list_jobs,

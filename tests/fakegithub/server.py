@@ -116,8 +116,12 @@ class FakeGitHub(Seeding):
                            headers={"Retry-After": str(retry_after)})
 
     def inject_delay(self, method: str, path_regex: str, seconds: float, *,
-                     times: int | None = 1) -> Fault:
-        fault = Fault(method.upper(), re.compile(path_regex), times, delay=seconds)
+                     times: int | None = 1, after: bool = False, skip: int = 0) -> Fault:
+        """Hold matching requests `seconds` before handling them, or (`after`) handle
+        them at once and hold the answer: a kill meanwhile leaves the write landed.
+        `skip`: let that many matching requests through first."""
+        fault = Fault(method.upper(), re.compile(path_regex), times, delay=seconds, after=after,
+                      skip=skip)
         self.faults.append(fault)
         return fault
 
@@ -203,7 +207,11 @@ class FakeGitHub(Seeding):
         ctx = Ctx(self.state, Shapes(self.url, self.state), self.now(), self.url, principal,
                   operation.operation_id, params, query, body,
                   request.headers.get("Accept", ""), repo)
-        return HANDLERS[operation.operation_id](ctx)
+        reply = HANDLERS[operation.operation_id](ctx)
+        stall = take_fault(self.faults, request.method, paths, delays=True, after=True)
+        if stall is not None:
+            await asyncio.sleep(stall.delay)
+        return reply
 
     async def _graphql(self, request: web.Request, raw: bytes, spent: list[Budget]) -> Reply:
         paths = (GRAPHQL_PATH,)

@@ -3,6 +3,7 @@ request validation and the write paths the bot uses."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from typing import Any
@@ -128,7 +129,7 @@ def test_request_validation_catches_client_bugs() -> None:
             await expect_status(422, gh.post(f"/repos/{REPO}/check-runs", data={
                 "name": "x", "head_sha": head, "status": "completed"}))
             with pytest.raises(BadRequest) as missing:
-                await gh.getitem(f"/repos/{REPO}/commits/{head}/check-runs")
+                await gh.getitem(f"/repos/{REPO}/commits/{head}/status")
             assert missing.value.status_code == 404
 
     run(scenario)
@@ -200,3 +201,50 @@ def test_job_log_redirect_is_followed() -> None:
     run(scenario)
     assert [c.status for c in fake.calls[-2:]] == [302, 200]
     assert fake.violations == []
+
+
+def test_check_runs_for_a_ref_list_newest_first_latest_per_name_unless_all() -> None:
+    fake = seeded_fake()
+    pr = fake.state.pulls[(REPO, 7)]
+
+    async def scenario() -> None:
+        async with client(fake) as gh:
+            ids = []
+            for name, ext in (("CI stability review", "a"), ("CI stability review", "b"),
+                              ("other", "")):
+                made = await gh.post(f"/repos/{REPO}/check-runs", data={
+                    "name": name, "head_sha": pr.head_sha, "external_id": ext,
+                    "status": "in_progress"})
+                ids.append(made["id"])
+            base = f"/repos/{REPO}/commits/{pr.head_sha}/check-runs"
+            latest = await gh.getitem(base)
+            assert [r["id"] for r in latest["check_runs"]] == [ids[2], ids[1]]
+            every = await gh.getitem(f"{base}?check_name=CI+stability+review&filter=all")
+            assert every["total_count"] == 2
+            assert [(r["id"], r["external_id"]) for r in every["check_runs"]] == [
+                (ids[1], "b"), (ids[0], "a")]
+            by_branch = await gh.getitem(f"/repos/{REPO}/commits/{pr.head_ref}/check-runs")
+            assert by_branch["total_count"] == 2
+            await expect_status(422, gh.getitem(f"/repos/{REPO}/commits/{'0' * 40}/check-runs"))
+
+    run(scenario)
+    assert [v.kind for v in fake.violations] == ["semantic"]  # the unknown commit only
+
+
+def test_a_stall_after_the_write_lets_it_land_before_the_answer() -> None:
+    fake = seeded_fake()
+    pr = fake.state.pulls[(REPO, 7)]
+    stall = fake.inject_delay("POST", r"/check-runs$", seconds=2, after=True, skip=1)
+    body = {"name": "n", "head_sha": pr.head_sha, "status": "in_progress"}
+
+    async def scenario() -> None:
+        async with client(fake) as gh:
+            await gh.post(f"/repos/{REPO}/check-runs", data=body)  # let through
+            late = asyncio.create_task(gh.post(f"/repos/{REPO}/check-runs", data=body))
+            while stall.hits == 0:
+                await asyncio.sleep(0.01)
+            assert len(fake.check_runs(REPO)) == 2 and not late.done()  # landed, unanswered
+            await late
+
+    run(scenario)
+    assert stall.times == 0 and len(fake.check_runs(REPO)) == 2

@@ -48,6 +48,11 @@ class Fault:
     headers: dict[str, str] = field(default_factory=dict)
     body: Any = None
     delay: float = 0.0
+    # A stall after the request took effect (the write landed, the answer is late), so
+    # a client killed meanwhile never learns that it did.
+    after: bool = False
+    hits: int = 0  # requests this fault has caught
+    skip: int = 0  # matching requests to let through first (stall the n-th write)
 
     def matches(self, method: str, paths: tuple[str, ...]) -> bool:
         return (
@@ -57,6 +62,7 @@ class Fault:
         )
 
     def consume(self) -> None:
+        self.hits += 1
         if self.times is not None:
             self.times -= 1
 
@@ -75,11 +81,15 @@ def default_fault_body(status: int) -> Any:
     return {"message": "Server Error", "status": str(status)}
 
 
-def take_fault(faults: list[Fault], method: str, paths: tuple[str, ...], *, delays: bool
-               ) -> Fault | None:
+def take_fault(faults: list[Fault], method: str, paths: tuple[str, ...], *, delays: bool,
+               after: bool = False) -> Fault | None:
     """The first live fault for this request; `paths` are the raw and canonical forms."""
     for fault in faults:
-        if (fault.delay > 0) == delays and fault.matches(method, paths):
+        if ((fault.delay > 0) == delays and fault.after == after
+                and fault.matches(method, paths)):
+            if fault.skip > 0:
+                fault.skip -= 1
+                continue
             fault.consume()
             return fault
     return None

@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 
 from bot.github.calls import GitHubError, paginate
-from bot.github.publish import known_state, start_check
+from bot.github.publish import start_check
 from bot.github.pull import get_pull
+from bot.github.recovery import known_state
 from bot.render import markers
 from tests.github.scripted import ScriptedDriver, Step, answer
 

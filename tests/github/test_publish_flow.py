@@ -77,11 +77,13 @@ def test_first_push_fix_push_and_redelivery() -> None:
             assert len(fake.writes()) == before_writes
             assert len(fake.calls) - before_calls <= 3
 
-            # "Re-run review" on the unchanged head: a fresh check run, nothing else.
+            # "Re-run review" on the unchanged head: into the same check run (set
+            # back to in_progress, then completed), its annotations not sent again.
             writes = len(fake.writes())
             rerun = await review(app, again.state, force=True)
-            assert bot_writes(fake)[writes:] == ["checks/create", "checks/update"]
-            assert fake.check_runs(REPO, first)[-1].conclusion == "failure"
+            assert bot_writes(fake)[writes:] == ["checks/update", "checks/update"]
+            (check,) = fake.check_runs(REPO, first)
+            assert check.conclusion == "failure" and len(check.annotations) == 2
             again = rerun
 
             # A push that fixes the silenced job: resolved in the edited summary,
