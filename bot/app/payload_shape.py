@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.store import Delivery
+
 # The object each per-PR handler reads (bot/app/routes.py).
 REQUIRED = {"pull_request": "pull_request", "check_run": "check_run",
             "check_suite": "check_suite", "issue_comment": "issue"}
@@ -30,3 +32,17 @@ def shape_problem(event: str, payload: dict[str, Any]) -> str | None:
             not isinstance(number, int) or isinstance(number, bool)):
         return f"malformed {event} payload: `{key}.number` is not an integer"
     return None
+
+
+def parsed_payload(d: Delivery) -> tuple[object, str | None]:
+    """The payload, or None and why it cannot be handled (no retry would change it)."""
+    try:
+        payload = d.json()
+    except RecursionError:
+        return None, "the payload is not a JSON object: nested too deeply to parse"
+    except ValueError as exc:  # UnicodeDecodeError included
+        return None, f"the payload is not a JSON object: {type(exc).__name__}: {exc}"[:300]
+    if not isinstance(payload, dict):
+        return None, f"the payload is not a JSON object: a JSON {type(payload).__name__}"
+    problem = shape_problem(d.event, payload)
+    return (None, problem) if problem is not None else (payload, None)

@@ -39,7 +39,7 @@ from typing import Any
 from bot.app.delivery_fields import DeliveryFields, delivery_fields
 from bot.app.jsonlog import log_context
 from bot.app.metrics import Metrics
-from bot.app.payload_shape import shape_problem
+from bot.app.payload_shape import parsed_payload
 from bot.errors import PermanentError, RetryableError
 from bot.store import Delivery, Store
 
@@ -193,7 +193,7 @@ class Worker:
         self._wake.clear()
 
     async def _process(self, d: Delivery) -> None:
-        payload, problem = _parsed(d)
+        payload, problem = parsed_payload(d)
         fields = delivery_fields(payload)
         with log_context(delivery_id=d.id, event=d.event, action=d.action,
                          attempt=d.attempts, **fields.log_fields()):
@@ -288,16 +288,3 @@ def _pull_request(d: Delivery, fields: DeliveryFields) -> tuple[str, int] | None
         return fields.repo, fields.number
     return None
 
-
-def _parsed(d: Delivery) -> tuple[object, str | None]:
-    """The payload, or None and why it cannot be handled (no retry would change it)."""
-    try:
-        payload = d.json()
-    except RecursionError:
-        return None, "the payload is not a JSON object: nested too deeply to parse"
-    except ValueError as exc:  # UnicodeDecodeError included
-        return None, f"the payload is not a JSON object: {type(exc).__name__}: {exc}"[:300]
-    if not isinstance(payload, dict):
-        return None, f"the payload is not a JSON object: a JSON {type(payload).__name__}"
-    problem = shape_problem(d.event, payload)
-    return (None, problem) if problem is not None else (payload, None)
