@@ -154,8 +154,7 @@ class AsyncDriver:
         self.base_url = base_url
         self.policy = policy or RetryPolicy()
         self._sleep = sleep
-        self._clock = clock
-        self._rand = rand
+        self._clock, self._rand = clock, rand
         self.counter = counter if counter is not None else CallCounter()
         self._budget = RateBudget(self.counter, on_call, clock, self.policy.max_wait)
         self._write_spacing = write_spacing
@@ -188,7 +187,10 @@ class AsyncDriver:
                 return result
             assert decision is not None
             what = f"status {result.status}" if result else "no answer (timeout or reset)"
-            if attempt >= self.policy.max_attempts or decision.wait > self.policy.max_wait:
+            # An unanswered create may have landed: not re-sent here but left to the
+            # delivery's retry, whose journal (or reply marker) finds what landed.
+            doubt = result is None and call.is_write and call.method == "POST"
+            if doubt or attempt >= self.policy.max_attempts or decision.wait > self.policy.max_wait:
                 raise RetryableError(
                     f"GitHub {call.operation or call.method}: {what} after {attempt} attempt(s)",
                     retry_after=decision.wait if decision.rate_limited else None,

@@ -189,3 +189,24 @@ def test_retry_decisions() -> None:
     assert wait(429) == 60
     assert wait(403, {}, {"message": "Resource not accessible by integration"}) is None
     assert wait(404) is None and wait(422) is None and wait(200) is None
+
+
+def test_an_unanswered_create_is_not_resent_in_place_and_the_retry_finds_it() -> None:
+    """A POST that times out may have landed: the driver gives the delivery back (to be
+    retried, with recovery by marker) instead of posting it again at once."""
+    fake = new_fake()
+    head = push(fake, 7, {PATH: (workflow(), workflow(silenced=True))}, tag="h1")
+    fake.inject_delay("POST", r"/issues/7/comments$", 3.0, after=True)  # lands, answer late
+
+    async def scenario() -> None:
+        async with fake, app_side(fake, timeout=1.0) as app:
+            with pytest.raises(RetryableError, match="no answer"):
+                await app.run(review_pull_request(REQUEST, None))
+            summaries = [c for c in fake.issue_comments(REPO, 7) if SUMMARY_MARKER in c.body]
+            assert len(summaries) == 1  # it landed, once
+            await app.run(review_pull_request(REQUEST, None))  # the delivery's retry
+
+    run(scenario())
+    assert len(fake.check_runs(REPO, head)) == 1
+    assert len(fake.reviews(REPO, 7)) == 1
+    assert len([c for c in fake.issue_comments(REPO, 7) if SUMMARY_MARKER in c.body]) == 1
