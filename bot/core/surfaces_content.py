@@ -1,0 +1,84 @@
+"""Surfaces by content, for files no path glob claims.
+
+Real repositories keep CI definitions where no default glob looks: a benchmark config
+with its own `ci:` section, a Buildkite step template under `tests/`, an eval config
+with `model_name` and its gates, a shell script a workflow runs. The text read is the
+head text when the snapshot carries it, else the lines the patch shows; every scan is
+bounded (the first `_MAX_SCAN` characters, at most `_MAX_CI_FILES` CI files read from
+the repository view).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import PurePosixPath
+
+from bot.core.repo_view import RepoView
+from bot.core.snapshot import ChangedFile
+
+_MAX_SCAN = 64 * 1024
+_MAX_CI_FILES = 16
+_CI_DIRS = (".github/workflows", ".buildkite", ".github/scripts", ".jenkins", ".circleci")
+# A CI pipeline or job definition: top-level steps/jobs/stages, or commands a runner runs.
+_PIPELINE_RE = re.compile(r"^(?:steps|jobs|stages|pipeline|pipelines):\s*$", re.M)
+_COMMAND_RE = re.compile(r"^\s*(?:-\s+)?(?:commands?|script):\s*(?:[|>]|\S)", re.M)
+_CI_SECTION_RE = re.compile(r"^(?:ci|slurm|launcher):\s*$", re.M)
+_MODEL_RE = re.compile(r"^\s*[\"']?(?:model_name|model_id|model|pretrained)[\"']?\s*[:=]", re.M)
+_GATE_RE = re.compile(
+    r"^\s*[\"']?[\w.,-]*(?:threshold|baseline|tolerance|expected|accuracy|rtol|atol"
+    r"|metrics|min_score|value)[\w.,-]*[\"']?\s*[:=]", re.M | re.I)
+_YAML = (".yaml", ".yml")
+_CONFIG = (*_YAML, ".json", ".toml")
+_SCRIPTS = (".sh", ".bash", ".py")
+
+
+def _text(changed: ChangedFile) -> str:
+    if changed.head_text is not None:
+        return changed.head_text[:_MAX_SCAN]
+    return "\n".join(line.text for hunk in changed.hunks for line in hunk.lines
+                     if line.new_no is not None)[:_MAX_SCAN]
+
+
+def ci_texts(ci_files: Sequence[ChangedFile], view: RepoView | None) -> list[str]:
+    """Texts of CI files: the PR's own, then a few of the repository's CI definitions."""
+    texts = [_text(f) for f in ci_files]
+    if view is None:
+        return texts
+    seen = {f.path for f in ci_files}
+    budget = _MAX_CI_FILES
+    for folder in _CI_DIRS:
+        for path in view.list_dir(folder) or ():
+            if budget <= 0:
+                return texts
+            if path in seen:
+                continue
+            text = view.read(path)
+            budget -= 1
+            if text is not None:
+                texts.append(text[:_MAX_SCAN])
+    return texts
+
+
+def _invoked(path: str, invokers: Sequence[str]) -> bool:
+    """Whether a CI text names the script: by its path, or its last two components."""
+    parts = PurePosixPath(path).parts
+    names = {path, "/".join(parts[-2:])} if len(parts) >= 2 else {path}
+    return any(name in text for text in invokers for name in names)
+
+
+def by_content(changed: ChangedFile, invokers: Sequence[str]) -> str | None:
+    """The surface a file's content shows, or None (see the module docstring)."""
+    path = changed.path
+    suffix = PurePosixPath(path).suffix.lower()
+    if suffix in _SCRIPTS:
+        return "ci-script" if _invoked(path, invokers) else None
+    if suffix not in _CONFIG:
+        return None
+    text = _text(changed)
+    if suffix in _YAML and (_PIPELINE_RE.search(text) or _CI_SECTION_RE.search(text)
+                            or _COMMAND_RE.search(text)):
+        return "ci-config"
+    if _MODEL_RE.search(text) and _GATE_RE.search(text):
+        return "eval-config"
+    return "ci-config" if _invoked(path, invokers) else None
