@@ -22,7 +22,11 @@ _MAX_CI_FILES = 16
 _CI_DIRS = (".github/workflows", ".buildkite", ".github/scripts", ".jenkins", ".circleci")
 # A CI pipeline or job definition: top-level steps/jobs/stages, or commands a runner runs.
 _PIPELINE_RE = re.compile(r"^(?:steps|jobs|stages|pipeline|pipelines):\s*$", re.M)
-_COMMAND_RE = re.compile(r"^\s*(?:-\s+)?(?:commands?|script):\s*(?:[|>]|\S)", re.M)
+# `commands:` (Buildkite, CircleCI) and GitLab's `script:`; a singular `command:` only
+# beside a step's `label:`/`agents:` (Kubernetes manifests use `command:` too).
+_COMMAND_RE = re.compile(r"^\s*(?:-\s+)?(?:commands|script):\s*(?:[|>]|\S)", re.M)
+_STEP_COMMAND_RE = re.compile(r"^\s*(?:-\s+)?command:\s*\S", re.M)
+_STEP_KEY_RE = re.compile(r"^\s*(?:-\s+)?(?:label|agents|depends_on|soft_fail):", re.M)
 _CI_SECTION_RE = re.compile(r"^(?:ci|slurm|launcher):\s*$", re.M)
 _MODEL_RE = re.compile(r"^\s*[\"']?(?:model_name|model_id|model|pretrained)[\"']?\s*[:=]", re.M)
 _GATE_RE = re.compile(
@@ -77,7 +81,8 @@ def by_content(changed: ChangedFile, invokers: Sequence[str]) -> str | None:
         return None
     text = _text(changed)
     if suffix in _YAML and (_PIPELINE_RE.search(text) or _CI_SECTION_RE.search(text)
-                            or _COMMAND_RE.search(text)):
+                            or _COMMAND_RE.search(text)
+                            or (_STEP_COMMAND_RE.search(text) and _STEP_KEY_RE.search(text))):
         return "ci-config"
     if _MODEL_RE.search(text) and _GATE_RE.search(text):
         return "eval-config"

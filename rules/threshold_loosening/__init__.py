@@ -21,6 +21,7 @@ from rules.analysis.knobs import (
     shared_filter,
 )
 from rules.base import Rule, RuleContext
+from rules.threshold_loosening.entries import describe, removed_entries
 from rules.threshold_loosening.gates import gate_loosenings
 
 _CALL_HEAD_RE = re.compile(r"([A-Za-z_][\w.]*)\s*\(")
@@ -34,6 +35,8 @@ _WHAT = {
     "tolerance": ("Tolerance", "raised", "numerical drift of that size now passes the check"),
     "timeout": ("Timeout", "raised", "a hang or slowdown now takes longer to fail and holds "
                 "the runner meanwhile; make sure the slowdown itself is understood"),
+    "entries": ("Eval entries", "removed", "their gates no longer run at all, so a "
+                "regression on them merges unnoticed"),
     "samples": ("Sample count", "cut", "the score comes from fewer samples, so it is noisier "
                 "and the gate catches less (and flakes more)"),
 }
@@ -109,10 +112,19 @@ class ThresholdLoosening(Rule):
         wanted = categories.wanted()
         union = shared_filter(ctx.config)
         description = Description(ctx.snapshot.text)
+        pr_added: str | None = None
         for changed in ctx.files():
             if changed.status in ("added", "copied"):
                 continue
             found: list[_Loose] = []
+            if changed.removed_lines:
+                if pr_added is None:
+                    pr_added = "\n".join(f.added_text for f in ctx.snapshot.files)
+                elsewhere = "\n".join(f.added_text for f in ctx.snapshot.files
+                                      if f.path != changed.path)
+                for gone in removed_entries(changed, pr_added, elsewhere):
+                    found.append(_Loose("entries", gone.where, describe(gone), "",
+                                        gone.line, (gone.line,), gone.where))
             for hunk in changed.hunks:
                 fresh = new_unit_lines(hunk)
                 removed: list[str] | None = None
@@ -158,13 +170,15 @@ class ThresholdLoosening(Rule):
                 continue
             kind, raw, old, new = item.kind, item.raw, item.old, item.new
             noun, verb, why = _WHAT[kind]
-            if old:
+            if kind == "entries":
+                what = f"{noun} {verb} from `{_cut(raw, 80)}`: {old}"
+            elif old:
                 what = f"{noun} `{raw}` {verb} {old} → {new}"
             else:
                 what = f"{noun} `{raw}={new}` added to an existing check"
                 why = "it no longer requires a (near-)exact match"
             comment = adjacent_comment(changed, item.lines)
-            said = description.explains([item.name, raw, new])
+            said = description.explains([item.name, raw, new] if new else [raw])
             if comment is not None:
                 reason = f" Reason given next to it: “{_cut(comment[1])}”."
             elif said is not None:
@@ -180,7 +194,7 @@ class ThresholdLoosening(Rule):
                 file=changed,
                 line=item.line,
                 key=f"{kind}|{raw}|{old}|{new}",
-                details=((raw, f"{old or '(none)'} → {new}"),),
+                details=((raw, f"{old or '(none)'} → {new or '(removed)'}"),),
             )
 
 
