@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from bot.core.globs import glob_match
 from bot.core.repo_view import RepoView
 from bot.core.snapshot import ChangedFile
-from bot.core.surfaces_content import by_content, ci_texts
+from bot.core.surfaces_content import MAX_BY_CONTENT, Invoked, by_content, ci_texts
 
 # Ordered most specific first: the first surface whose globs match wins.
 DEFAULT_SURFACES: dict[str, tuple[str, ...]] = {
@@ -84,14 +84,16 @@ def classify_files(files: Sequence[ChangedFile], table: Mapping[str, Sequence[st
     by_path = [classify(f.path, table) for f in files]
     if all(s is not None for s in by_path):
         return tuple(by_path)
-    invokers: list[str] | None = None
+    invoked: Invoked | None = None
     out: list[str | None] = []
+    budget = MAX_BY_CONTENT
     for changed, surface in zip(files, by_path, strict=True):
-        if surface is None and not changed.binary:
-            if invokers is None:
-                invokers = ci_texts(
+        if surface is None and not changed.binary and budget > 0:
+            budget -= 1
+            if invoked is None:
+                invoked = Invoked(ci_texts(
                     [f for f, s in zip(files, by_path, strict=True)
-                     if s in ("workflow", "ci-script", "ci-config")], view)
-            surface = by_content(changed, invokers)
+                     if s in ("workflow", "ci-script", "ci-config")], view))
+            surface = by_content(changed, invoked)
         out.append(surface)
     return tuple(out)

@@ -17,7 +17,9 @@ from pathlib import PurePosixPath
 from bot.core.repo_view import RepoView
 from bot.core.snapshot import ChangedFile
 
-_MAX_SCAN = 64 * 1024
+_MAX_SCAN = 16 * 1024
+# Files classified by content per review; past it, a huge PR is classified by path only.
+MAX_BY_CONTENT = 2000
 _MAX_CI_FILES = 16
 _CI_DIRS = (".github/workflows", ".buildkite", ".github/scripts", ".jenkins", ".circleci")
 # A CI pipeline or job definition: top-level steps/jobs/stages, or commands a runner runs.
@@ -35,6 +37,8 @@ _GATE_RE = re.compile(
 _YAML = (".yaml", ".yml")
 _CONFIG = (*_YAML, ".json", ".toml")
 _SCRIPTS = (".sh", ".bash", ".py")
+# A path as a CI text writes it: `bash tests/ci/run.sh`, `python -m pytest tests/x.py`.
+_PATH_WORD_RE = re.compile(r"[\w./-]*/[\w.-]+\.(?:sh|bash|py|ya?ml|json|toml)\b")
 
 
 def _text(changed: ChangedFile) -> str:
@@ -46,7 +50,7 @@ def _text(changed: ChangedFile) -> str:
 
 def ci_texts(ci_files: Sequence[ChangedFile], view: RepoView | None) -> list[str]:
     """Texts of CI files: the PR's own, then a few of the repository's CI definitions."""
-    texts = [_text(f) for f in ci_files]
+    texts = [_text(f) for f in ci_files[:4 * _MAX_CI_FILES]]
     if view is None:
         return texts
     seen = {f.path for f in ci_files}
@@ -64,19 +68,33 @@ def ci_texts(ci_files: Sequence[ChangedFile], view: RepoView | None) -> list[str
     return texts
 
 
-def _invoked(path: str, invokers: Sequence[str]) -> bool:
-    """Whether a CI text names the script: by its path, or its last two components."""
-    parts = PurePosixPath(path).parts
-    names = {path, "/".join(parts[-2:])} if len(parts) >= 2 else {path}
-    return any(name in text for text in invokers for name in names)
+class Invoked:
+    """The path-like words of CI texts, read once: is a file named by one of them?"""
+
+    def __init__(self, texts: Sequence[str]) -> None:
+        words: set[str] = set()
+        for text in texts:
+            for word in _PATH_WORD_RE.findall(text):
+                word = word.strip("./'\"")
+                words.add(word)
+                parts = word.split("/")
+                if len(parts) > 2:
+                    words.add("/".join(parts[-2:]))
+        self._words = words
+
+    def __call__(self, path: str) -> bool:
+        """Named by its path, or by its last two components (`scripts/run.sh`)."""
+        parts = PurePosixPath(path).parts
+        return path in self._words or (
+            len(parts) >= 2 and "/".join(parts[-2:]) in self._words)
 
 
-def by_content(changed: ChangedFile, invokers: Sequence[str]) -> str | None:
+def by_content(changed: ChangedFile, invoked: Invoked) -> str | None:
     """The surface a file's content shows, or None (see the module docstring)."""
     path = changed.path
     suffix = PurePosixPath(path).suffix.lower()
     if suffix in _SCRIPTS:
-        return "ci-script" if _invoked(path, invokers) else None
+        return "ci-script" if invoked(path) else None
     if suffix not in _CONFIG:
         return None
     text = _text(changed)
@@ -86,4 +104,4 @@ def by_content(changed: ChangedFile, invokers: Sequence[str]) -> str | None:
         return "ci-config"
     if _MODEL_RE.search(text) and _GATE_RE.search(text):
         return "eval-config"
-    return "ci-config" if _invoked(path, invokers) else None
+    return "ci-config" if invoked(path) else None
