@@ -38,7 +38,10 @@ _YAML = (".yaml", ".yml")
 _CONFIG = (*_YAML, ".json", ".toml")
 _SCRIPTS = (".sh", ".bash", ".py")
 # A path as a CI text writes it: `bash tests/ci/run.sh`, `python -m pytest tests/x.py`.
-_PATH_WORD_RE = re.compile(r"[\w./-]*/[\w.-]+\.(?:sh|bash|py|ya?ml|json|toml)\b")
+# Split into tokens first (linear), then keep the path-like ones: a single regex for
+# "path ending in .sh" backtracks quadratically on long slash-free runs.
+_TOKEN_RE = re.compile(r"[^\s\"'`;|&()<>=,:\[\]{}]+")
+_PATH_ENDS = (".sh", ".bash", ".py", ".yaml", ".yml", ".json", ".toml")
 
 
 def _text(changed: ChangedFile) -> str:
@@ -74,8 +77,10 @@ class Invoked:
     def __init__(self, texts: Sequence[str]) -> None:
         words: set[str] = set()
         for text in texts:
-            for word in _PATH_WORD_RE.findall(text):
-                word = word.strip("./'\"")
+            for token in _TOKEN_RE.findall(text):
+                if "/" not in token or not token.endswith(_PATH_ENDS):
+                    continue
+                word = token.lstrip("./")
                 words.add(word)
                 parts = word.split("/")
                 if len(parts) > 2:

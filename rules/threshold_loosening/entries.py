@@ -49,12 +49,15 @@ def _items(text: str) -> tuple[str, list[str]] | None:
     return match.group("head").strip(), [i for i in items if i]
 
 
-def _moved(item: str, elsewhere: str) -> bool:
-    """The item is added in another file of the PR (the eval moved to a new workflow)."""
-    return re.search(rf"(?<![\w-]){re.escape(item)}(?![\w-])", elsewhere) is not None
+def _moved(item: str, pr_added: str, own_added: str) -> bool:
+    """The item is added in another file of the PR (the eval moved to a new workflow):
+    it is on more added lines of the PR than of this file."""
+    word = re.compile(rf"(?<![\w-]){re.escape(item)}(?![\w-])")
+    return len(word.findall(pr_added)) > len(word.findall(own_added))
 
 
-def _shrunk_lists(hunk: Hunk, eval_path: bool, elsewhere: str) -> Iterator[Removed]:
+def _shrunk_lists(hunk: Hunk, eval_path: bool, pr_added: str,
+                  own_added: str) -> Iterator[Removed]:
     added: dict[str, tuple[int, list[str]]] = {}
     for line in hunk.added:
         parsed = _items(line.text) if "[" in line.text else None
@@ -66,7 +69,7 @@ def _shrunk_lists(hunk: Hunk, eval_path: bool, elsewhere: str) -> Iterator[Remov
             continue
         head, old = parsed
         number, new = added[head]
-        gone = [i for i in old if i not in new and not _moved(i, elsewhere)]
+        gone = [i for i in old if i not in new and not _moved(i, pr_added, own_added)]
         if not gone or any(i not in old for i in new) or _SKIP_RE.search(head):
             continue
         if eval_path or _EVAL_RE.search(head) or any(_EVAL_RE.search(i) for i in gone):
@@ -114,9 +117,9 @@ def _removed_blocks(hunk: Hunk, pr_added: str) -> Iterator[Removed]:
                           opener[1])
 
 
-def removed_entries(changed: ChangedFile, pr_added: str, elsewhere: str) -> list[Removed]:
+def removed_entries(changed: ChangedFile, pr_added: str) -> list[Removed]:
     """Eval entries this file's hunks remove (see the module docstring), one per file.
-    `pr_added` is every added line of the PR, `elsewhere` those of the other files."""
+    `pr_added` is every added line of the PR."""
     if not changed.removed_lines:
         return []
     eval_path = _EVAL_RE.search(changed.path) is not None
@@ -124,7 +127,7 @@ def removed_entries(changed: ChangedFile, pr_added: str, elsewhere: str) -> list
     for hunk in changed.hunks:
         if not hunk.removed:
             continue
-        found += _shrunk_lists(hunk, eval_path, elsewhere)
+        found += _shrunk_lists(hunk, eval_path, pr_added, changed.added_text)
         found += _removed_blocks(hunk, pr_added)
     if not found:
         return []
