@@ -21,7 +21,7 @@ from rules.analysis.knobs import (
     shared_filter,
 )
 from rules.base import Rule, RuleContext
-from rules.threshold_loosening.entries import describe, removed_entries
+from rules.threshold_loosening.entries import AddedWords, describe, removed_entries
 from rules.threshold_loosening.gates import gate_loosenings
 
 _CALL_HEAD_RE = re.compile(r"([A-Za-z_][\w.]*)\s*\(")
@@ -113,7 +113,7 @@ class ThresholdLoosening(Rule):
         wanted = categories.wanted()
         union = shared_filter(ctx.config)
         description = Description(ctx.snapshot.text)
-        pr_added: str | None = None
+        words = AddedWords(ctx.snapshot.files)
         entry_budget = _MAX_ENTRY_FILES
         for changed in ctx.files():
             if changed.status in ("added", "copied"):
@@ -122,9 +122,7 @@ class ThresholdLoosening(Rule):
             # Bounded: each file's check searches the PR's added text.
             if changed.removed_lines and entry_budget > 0:
                 entry_budget -= 1
-                if pr_added is None:
-                    pr_added = "\n".join(f.added_text for f in ctx.snapshot.files)
-                for gone in removed_entries(changed, pr_added):
+                for gone in removed_entries(changed, words):
                     found.append(_Loose("entries", gone.where, describe(gone), "",
                                         gone.line, (gone.line,), gone.where))
             for hunk in changed.hunks:

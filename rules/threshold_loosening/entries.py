@@ -16,7 +16,8 @@ never read.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from bot.core.snapshot import ChangedFile, Hunk, LineKind
@@ -32,6 +33,8 @@ _MAX_NAMED = 4
 # Entry names are identifiers, paths or model ids; prose in a removed log call is not one.
 _NAME_RE = re.compile(r"[\w.:/@+-]{3,200}")
 _OPENERS = ("[", "(", "{", ":", ",")
+# Words as entries are written: model ids, test ids, paths (`org/m-7b`, `T.test_x`).
+_WORD_RE = re.compile(r"[\w.*:/@+-]+")
 
 
 @dataclass(frozen=True)
@@ -49,15 +52,30 @@ def _items(text: str) -> tuple[str, list[str]] | None:
     return match.group("head").strip(), [i for i in items if i]
 
 
-def _moved(item: str, pr_added: str, own_added: str) -> bool:
+class AddedWords:
+    """The words on the PR's added lines, counted once per review (lazily: most PRs
+    remove no eval entry), so each question is a lookup, not a scan of the PR."""
+
+    def __init__(self, files: Sequence[ChangedFile]) -> None:
+        self._files = files
+        self._all: Counter[str] | None = None
+
+    def all(self) -> Counter[str]:
+        if self._all is None:
+            self._all = Counter()
+            for changed in self._files:
+                self._all.update(_WORD_RE.findall(changed.added_text))
+        return self._all
+
+
+def _moved(item: str, words: AddedWords, own: Counter[str]) -> bool:
     """The item is added in another file of the PR (the eval moved to a new workflow):
     it is on more added lines of the PR than of this file."""
-    word = re.compile(rf"(?<![\w-]){re.escape(item)}(?![\w-])")
-    return len(word.findall(pr_added)) > len(word.findall(own_added))
+    return words.all()[item] > own[item]
 
 
-def _shrunk_lists(hunk: Hunk, eval_path: bool, pr_added: str,
-                  own_added: str) -> Iterator[Removed]:
+def _shrunk_lists(hunk: Hunk, eval_path: bool, words: AddedWords,
+                  own: Counter[str]) -> Iterator[Removed]:
     added: dict[str, tuple[int, list[str]]] = {}
     for line in hunk.added:
         parsed = _items(line.text) if "[" in line.text else None
@@ -69,10 +87,13 @@ def _shrunk_lists(hunk: Hunk, eval_path: bool, pr_added: str,
             continue
         head, old = parsed
         number, new = added[head]
-        gone = [i for i in old if i not in new and not _moved(i, pr_added, own_added)]
+        gone = [i for i in old if i not in new]
         if not gone or any(i not in old for i in new) or _SKIP_RE.search(head):
             continue
-        if eval_path or _EVAL_RE.search(head) or any(_EVAL_RE.search(i) for i in gone):
+        if not (eval_path or _EVAL_RE.search(head) or any(_EVAL_RE.search(i) for i in gone)):
+            continue
+        gone = [i for i in gone if not _moved(i, words, own)]  # the costly test last
+        if gone:
             yield Removed(head.rstrip(":= '\"") or "list", tuple(gone), number)
 
 
@@ -84,7 +105,7 @@ def _opener(hunk: Hunk, index: int) -> tuple[str, int] | None:
     return None
 
 
-def _removed_blocks(hunk: Hunk, pr_added: str) -> Iterator[Removed]:
+def _removed_blocks(hunk: Hunk, words: AddedWords) -> Iterator[Removed]:
     lines = hunk.lines
     i = 0
     while i < len(lines):
@@ -108,8 +129,8 @@ def _removed_blocks(hunk: Hunk, pr_added: str) -> Iterator[Removed]:
         listed = _EVAL_RE.search(opener[0]) is not None
         names = [a or b for text in block if not text.lstrip().startswith("#")
                  for a, b in _LITERAL_RE.findall(text)]
-        gone = [n for n in names if _NAME_RE.fullmatch(n) and n not in pr_added
-                and (listed or _EVAL_RE.search(n))]
+        gone = [n for n in names if _NAME_RE.fullmatch(n) and (listed or _EVAL_RE.search(n))
+                and not words.all()[n]]
         # The most specific name of each entry: the one naming the eval case.
         named = [n for n in gone if _EVAL_RE.search(n) and "." in n and "/" not in n] or gone
         if named:
@@ -117,18 +138,20 @@ def _removed_blocks(hunk: Hunk, pr_added: str) -> Iterator[Removed]:
                           opener[1])
 
 
-def removed_entries(changed: ChangedFile, pr_added: str) -> list[Removed]:
-    """Eval entries this file's hunks remove (see the module docstring), one per file.
-    `pr_added` is every added line of the PR."""
+def removed_entries(changed: ChangedFile, words: AddedWords) -> list[Removed]:
+    """Eval entries this file's hunks remove (see the module docstring), one per file."""
     if not changed.removed_lines:
         return []
     eval_path = _EVAL_RE.search(changed.path) is not None
     found: list[Removed] = []
+    own: Counter[str] | None = None
     for hunk in changed.hunks:
         if not hunk.removed:
             continue
-        found += _shrunk_lists(hunk, eval_path, pr_added, changed.added_text)
-        found += _removed_blocks(hunk, pr_added)
+        if own is None:
+            own = Counter(_WORD_RE.findall(changed.added_text))
+        found += _shrunk_lists(hunk, eval_path, words, own)
+        found += _removed_blocks(hunk, words)
     if not found:
         return []
     items = tuple(dict.fromkeys(i for r in found for i in r.items))
