@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 
 from bot.core.findings import Finding, Severity
 from bot.core.snapshot import ChangedFile, Hunk
@@ -43,6 +43,16 @@ def _subjects(change: Change) -> list[str]:
     subjects = [setting.name, setting.raw]
     subjects += [v for v in (setting.value,) if len(v) >= 3 and any(ch.isdigit() for ch in v)]
     return subjects
+
+
+def _sweeps(asks: list[tuple[ChangedFile, list[Change]]]) -> set[tuple[str, ...]]:
+    """Knobs added with one value to three or more files of a directory: one change
+    swept across its configs (a setting a new backend needs), asked about once."""
+    counts: Counter[tuple[str, ...]] = Counter()
+    for changed, changes in asks:
+        folder = changed.path.rpartition("/")[0]
+        counts.update({(folder, *_signature(c.setting, c)) for c in changes if c.old is None})
+    return {key for key, n in counts.items() if n >= 3}
 
 
 def _shortened_timeout(change: Change, categories: Categories | None) -> bool:
@@ -113,15 +123,28 @@ class KnobRationale(Rule):
         categories = (configured_categories(ctx.config)
                       if loosening_reported(ctx.config) else None)
         moved = MovedSettings(ctx.snapshot, union)
+        asks: list[tuple[ChangedFile, list[Change]]] = []
         for changed in ctx.files():
             if changed.status in ("added", "copied"):
                 continue  # a new config or test is reviewed as a whole, not as a retune
-            yield from self._file(changed, wanted, union, description, categories, moved)
+            asks += self._file(changed, wanted, union, description, categories, moved)
+        sweeps, asked = _sweeps(asks), set()
+        for changed, changes in asks:
+            folder = changed.path.rpartition("/")[0]
+            kept = []
+            for change in changes:
+                key = (folder, *_signature(change.setting, change))
+                if key not in asked:
+                    kept.append(change)
+                if key in sweeps:
+                    asked.add(key)
+            if kept:
+                yield self._finding(changed, kept)
 
     def _file(
         self, changed: ChangedFile, wanted: KnobFilter, union: KnobFilter,
         description: Description, categories: Categories | None, moved: MovedSettings,
-    ) -> Iterator[Finding]:
+    ) -> list[tuple[ChangedFile, list[Change]]]:
         per_hunk: list[tuple[Hunk, list[Change]]] = []
         for hunk in changed.hunks:
             fresh = new_unit_lines(hunk)
@@ -143,7 +166,7 @@ class KnobRationale(Rule):
             if kept:
                 per_hunk.append((hunk, kept))
         if not per_hunk:
-            return
+            return []
         explained: set[tuple[str, str, str]] = set()
         for _, changes in per_hunk:
             for change in changes:
@@ -154,13 +177,15 @@ class KnobRationale(Rule):
                     # The same retune repeated in this file (e.g. one decorator per test)
                     # is covered by the comment written once.
                     explained.add(_signature(setting, change))
+        asks: list[tuple[ChangedFile, list[Change]]] = []
         for _, changes in per_hunk:
             missing = sorted(
                 (c for c in changes if _signature(c.setting, c) not in explained),
                 key=lambda c: c.setting.line,
             )
             if missing:
-                yield self._finding(changed, missing)
+                asks.append((changed, missing))
+        return asks
 
     def _finding(self, changed: ChangedFile, changes: list[Change]) -> Finding:
         head = known_lines(changed)

@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from bot.core.findings import Finding, Severity
-from bot.core.snapshot import ChangedFile
+from bot.core.snapshot import ChangedFile, PullRequestSnapshot
 from rules.analysis.lines import known_lines, openers
+from rules.analysis.siblings import sibling_texts
 from rules.base import Rule, RuleContext
 
 _TRIGGERS = ("parallel_state", "get_parallel", "_group", "Mock", "SimpleNamespace",
@@ -91,7 +92,9 @@ class ParallelStatePatch(Rule):
             if not changed.path.endswith(".py") or not any(
                     t in changed.added_text for t in _TRIGGERS):
                 continue
-            yield from self._check_file(changed, hint)
+            for finding in self._check_file(changed, hint):
+                if not _sibling_idiom(ctx.snapshot, changed.path, finding.key or ""):
+                    yield finding
 
     def _check_file(self, changed: ChangedFile, hint: str) -> Iterator[Finding]:
         lines = known_lines(changed)
@@ -138,6 +141,17 @@ class ParallelStatePatch(Rule):
             message = f"{what}. {hint}"
         key = re.sub(r"\s+", " ", statement)[:300]
         return self.finding(message, file=changed, line=line, key=key)
+
+
+def _sibling_idiom(snapshot: PullRequestSnapshot, path: str, statement: str) -> bool:
+    """Most sibling tests patch the same target: the repository's idiom, not this PR's."""
+    target = _PATCH_STR_RE.search(statement)
+    texts = sibling_texts(snapshot, path) if target is not None else None
+    if target is None or not texts:
+        return False
+    quoted = (f'"{target.group(2)}"', f"'{target.group(2)}'")
+    same = sum(any(q in text for q in quoted) for text in texts)
+    return same >= 2 and 2 * same >= len(texts)
 
 
 def _detect(statement: str, aliases: set[str]) -> _Patch | None:

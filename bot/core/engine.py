@@ -16,7 +16,7 @@ from bot.core.report import FileError, Report, Suppressed, Waiver
 from bot.core.rule import Rule, RuleContext
 from bot.core.snapshot import ChangedFile, PullRequestSnapshot
 from bot.core.suppressions import Suppression, collect
-from bot.core.surfaces import classify, surface_table
+from bot.core.surfaces import classify_files, surface_table
 
 SUPPRESSION_RULE = "suppression"
 _SPACE_RE = re.compile(r"\s+")
@@ -73,8 +73,9 @@ def limit_snapshot(snapshot: PullRequestSnapshot, limits: ReviewLimits
 
 def classify_snapshot(snapshot: PullRequestSnapshot, config: Config) -> PullRequestSnapshot:
     table = surface_table(config.surfaces)
+    surfaces = classify_files(snapshot.files, table, snapshot.repo_view)
     files = tuple(
-        dataclasses.replace(f, surface=classify(f.path, table)) for f in snapshot.files
+        dataclasses.replace(f, surface=s) for f, s in zip(snapshot.files, surfaces, strict=True)
     )
     return dataclasses.replace(snapshot, files=files)
 

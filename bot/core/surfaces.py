@@ -1,10 +1,18 @@
-"""Classify changed files into CI-stability surfaces (DESIGN.md defaults, configurable)."""
+"""Classify changed files into CI-stability surfaces (DESIGN.md defaults, configurable).
+
+By path first; a file no path glob claims is then classified by its content (see
+`surfaces_content`): a YAML that defines CI steps or jobs, an eval config with a model
+and its gates, a script a CI file of the PR or of the repository invokes.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
 from bot.core.globs import glob_match
+from bot.core.repo_view import RepoView
+from bot.core.snapshot import ChangedFile
+from bot.core.surfaces_content import MAX_BY_CONTENT, Invoked, by_content, ci_texts
 
 # Ordered most specific first: the first surface whose globs match wins.
 DEFAULT_SURFACES: dict[str, tuple[str, ...]] = {
@@ -12,24 +20,41 @@ DEFAULT_SURFACES: dict[str, tuple[str, ...]] = {
         "**/evals/**/*.{yaml,yml,json}",
         "**/eval*/configs/**",
         "**/lm_eval*/**/*.y*ml",
+        "**/lm-eval*/**",
         "**/*accuracy*.{json,yaml,yml}",
         ".github/benchmark*/**",
+        "**/models-*.txt",
     ),
     "cpu-test": ("test*/**/cpu/**/*.py",),
     "workflow": (
         ".github/workflows/*.y*ml",
         ".github/actions/**/action.y*ml",
         ".buildkite/**/*.y*ml",
+        ".gitlab-ci.y*ml",
+        ".gitlab/ci/**/*.y*ml",
+        ".circleci/*.y*ml",
+        "azure-pipelines*.y*ml",
+        ".azure-pipelines/**/*.y*ml",
+        ".jenkins/**/*.{yaml,yml,groovy}",
+        "**/Jenkinsfile*",
     ),
     "ci-script": (
         ".github/**/*.sh",
         ".github/scripts/**",
         ".buildkite/**/*.sh",
         "scripts/ci/**",
+        ".jenkins/**",
+        ".circleci/**",
+        ".gitlab/**",
+        "ci/**/*.{sh,py}",
+        "tests/**/*.sh",
+        "test/**/*.sh",
+        "benchmarks/**/*.sh",
     ),
-    "ci-config": (".github/**/*.{yaml,yml,json,toml}",),
+    "ci-config": (".github/**/*.{yaml,yml,json,toml}", "**/test_config*.y*ml"),
     "container": ("**/Dockerfile*", "docker/**"),
-    "test": ("test/**", "tests/**", "**/test_*.py", "**/*_test.py", "**/conftest.py"),
+    "test": ("test/**", "tests/**", "*test/**", "*tests/**", "**/test_*.py", "**/*_test.py",
+             "**/conftest.py"),
 }
 
 SURFACES: tuple[str, ...] = tuple(DEFAULT_SURFACES)
@@ -51,3 +76,24 @@ def classify(path: str, table: Mapping[str, Sequence[str]]) -> str | None:
         if any(glob_match(glob, path) for glob in globs):
             return surface
     return None
+
+
+def classify_files(files: Sequence[ChangedFile], table: Mapping[str, Sequence[str]],
+                   view: RepoView | None = None) -> tuple[str | None, ...]:
+    """The surface of each file: by path, else by its content (bounded, see above)."""
+    by_path = [classify(f.path, table) for f in files]
+    if all(s is not None for s in by_path):
+        return tuple(by_path)
+    invoked: Invoked | None = None
+    out: list[str | None] = []
+    budget = MAX_BY_CONTENT
+    for changed, surface in zip(files, by_path, strict=True):
+        if surface is None and not changed.binary and budget > 0:
+            budget -= 1
+            if invoked is None:
+                invoked = Invoked(ci_texts(
+                    [f for f, s in zip(files, by_path, strict=True)
+                     if s in ("workflow", "ci-script", "ci-config")], view))
+            surface = by_content(changed, invoked)
+        out.append(surface)
+    return tuple(out)

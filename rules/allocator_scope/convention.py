@@ -9,11 +9,9 @@ come from the snapshot's `repo_view`; without one the answer is "don't know" (No
 from __future__ import annotations
 
 import re
-from pathlib import PurePosixPath
 
 from bot.core.snapshot import PullRequestSnapshot
-
-_MAX_SIBLINGS = 32
+from rules.analysis.siblings import sibling_texts
 
 
 def _pattern(var: str, value: str) -> re.Pattern[str]:
@@ -35,21 +33,8 @@ def moved(snapshot: PullRequestSnapshot, path: str, var: str, value: str) -> boo
 def sibling_share(snapshot: PullRequestSnapshot, path: str, var: str,
                   value: str) -> tuple[int, int] | None:
     """(siblings setting the identical value, siblings read), or None without context."""
-    view = snapshot.repo_view
-    if view is None:
+    texts = sibling_texts(snapshot, path)
+    if texts is None:
         return None
-    folder = str(PurePosixPath(path).parent)
-    listed = view.list_dir("" if folder == "." else folder)
-    if listed is None:
-        return None
-    suffix = PurePosixPath(path).suffix
-    siblings = [p for p in listed if p != path and PurePosixPath(p).suffix == suffix]
     pattern = _pattern(var, value)
-    same = read = 0
-    for sibling in siblings[:_MAX_SIBLINGS]:
-        text = view.read(sibling)
-        if text is None:
-            continue
-        read += 1
-        same += pattern.search(text) is not None
-    return (same, read) if read else None
+    return sum(pattern.search(text) is not None for text in texts), len(texts)

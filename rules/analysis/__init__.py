@@ -4,6 +4,7 @@
 - `yamlscan`: the YAML line scanner and the per-file scanned view.
 - `knobs`: knob names, values, settings, changes, categories, loosening, rationale.
 - `prtext`: the PR description: CI-fix intent, failure evidence, references, reasons.
+- `siblings`: base-revision texts of a file's siblings (the repository's conventions).
 
 `memo.memoized` keeps what these compute per hunk or file with the snapshot. An
 analysis only one rule needs lives in that rule's package instead.

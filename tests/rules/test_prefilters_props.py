@@ -23,7 +23,7 @@ from rules.runtime_download import _FileCheck as DownloadCheck
 from rules.runtime_download.detect import FETCH_WORDS as _FETCH_WORDS
 from rules.silenced_test import _hits, _known_text
 from rules.silenced_test.line_structure import ANY_HINT, SilencingView
-from rules.threshold_loosening import _gates, _may_gate
+from rules.threshold_loosening.gates import _gates, _may_gate
 from tests.conftest import make_snapshot
 
 LINE = st.one_of(st.sampled_from([

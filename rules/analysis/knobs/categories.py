@@ -24,7 +24,10 @@ GATES: tuple[str, ...] = (
 TOLERANCES: tuple[str, ...] = (
     "rtol", "atol", "*-rtol", "*-atol", "rel-tol", "abs-tol", "*tolerance*",
 )
-TIMEOUTS: tuple[str, ...] = ("*timeout*", "max-wait*", "*-max-wait*", "*wait-time*")
+TIMEOUTS: tuple[str, ...] = (
+    "*timeout*", "max-wait*", "*-max-wait*", "*wait-time*", "*time-limit", "walltime",
+    "max-time", "time",  # `time` only when written as a clock (`00:30:00`)
+)
 SAMPLE_COUNTS: tuple[str, ...] = (
     "num-questions", "num-prompts", "num-samples", "n-samples", "num-examples", "max-samples",
     "limit", "*-num-samples", "num-eval-samples",

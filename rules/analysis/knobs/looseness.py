@@ -16,6 +16,22 @@ _DURATION_RE = re.compile(
     r"(\d+(?:\.\d+)?)\s*(s|sec|secs|seconds?|m|mins?|minutes?|h|hrs?|hours?)", re.I
 )
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600}
+# Job time limits as a clock (Slurm `time: "00:30:00"`, `[D-]HH:MM:SS` or `MM:SS`).
+_CLOCK_RE = re.compile(r"(?:(\d{1,3})-)?(\d{1,3}):([0-5]\d)(?::([0-5]\d))?")
+# Names too generic to be a timeout unless the value is written as a clock.
+_CLOCK_ONLY = frozenset({"time"})
+
+
+def _clock(value: str) -> float | None:
+    match = _CLOCK_RE.fullmatch(value.strip().strip("\"'"))
+    if match is None:
+        return None
+    days, first, second, third = match.groups()
+    if third is None:  # MM:SS
+        seconds = int(first) * 60 + int(second)
+    else:
+        seconds = int(first) * 3600 + int(second) * 60 + int(third)
+    return float(seconds + int(days or 0) * 86400)
 
 
 def _magnitude(value: str, kind: str) -> float | None:
@@ -23,6 +39,9 @@ def _magnitude(value: str, kind: str) -> float | None:
     plain = number(value)
     if plain is not None or kind != "timeout":
         return plain
+    clock = _clock(value)
+    if clock is not None:
+        return clock
     match = _DURATION_RE.fullmatch(value.strip().strip("\"'"))
     if match is None:
         return None
@@ -45,6 +64,8 @@ def loosening(change: Change, categories: Categories, allow_added: bool = False)
     if change.old is None:
         return kind if kind == "tolerance" and allow_added and number(new.value) is not None \
             else None
+    if new.name in _CLOCK_ONLY and (_clock(new.value) is None or _clock(change.old.value) is None):
+        return None
     before, after = _magnitude(change.old.value, kind), _magnitude(new.value, kind)
     if before is None or after is None:
         return None

@@ -232,6 +232,9 @@ def ci_fix_phrase(title: str, body: str, labels: Sequence[str] = ()) -> str | No
             return quote(title)
     if body_sentence and not routine:
         return quote(body_sentence)
+    # "Disable the PP integration test" answering a failure the body states.
+    if not routine and _near_in(clauses, _SILENCE_RE, _CI_NOUN_RE) and _body_failure(prose):
+        return quote(title)
     label = next((lb for lb in labels if _LABEL_RE.search(lb)), None)
     if label is not None:
         return f"label {label}"

@@ -57,12 +57,23 @@ _STRESS_RE = re.compile(
 )
 
 
+# A screenshot attached to the description (GitHub's attachment hosts): in a CI fix it
+# shows the failing run or its history, which is the evidence asked for.
+_SCREENSHOT_RE = re.compile(
+    r"https://(?:github\.com/user-attachments/assets|user-images\.githubusercontent\.com"
+    r"|private-user-images\.githubusercontent\.com)/[\w./-]{8,200}")
+
+
 def failure_evidence(body: str) -> str | None:
-    """What in the description shows the failing run: a run URL, a run id, or a log excerpt."""
+    """What in the description shows the failing run: a run URL, a run id, a log excerpt
+    or an attached screenshot."""
     text = clean(body)
     match = _RUN_URL_RE.search(text)
     if match:
         return match.group(0)
+    match = _SCREENSHOT_RE.search(body[:200_000])
+    if match:
+        return f"screenshot {match.group(0)}"
     prose, blocks = split_markdown(text)
     match = _RUN_ID_RE.search(prose)
     if match:

@@ -49,7 +49,10 @@ _VERDICT_RE = re.compile(
     r"handled|merged|closed)\b|\b(?:does not|doesn't|did not|didn't|won't|will not)\s+"
     r"(?:fix|address|cover|help|solve|resolve)\b|\boverlap\w*|\bcomplement\w*|\balternative\b|"
     r"\binstead of\b|\b(?:also|partially|partly)\s+(?:fix|address)\w*|\bbuilds on\b|"
-    r"\bstale\b|\babandoned\b|\bno overlap\b|\bnot a dup\w*",
+    r"\bstale\b|\babandoned\b|\bno overlap\b|\bnot a dup\w*|\bduplicat\w*|"
+    r"\b(?:tr(?:y|ies|ied)|attempt(?:s|ed)?)\s+to\s+(?:fix|address|solve|resolve)\b|"
+    r"\bfollow[- ]?up\s+(?:to|of|on|for)\b|\b(?:previous|earlier|first|prior)\s+"
+    r"(?:fix|attempt|part|pr)\b",
     re.I,
 )
 

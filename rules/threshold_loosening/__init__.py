@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -18,22 +18,14 @@ from rules.analysis.knobs import (
     hunk_changes,
     loosening,
     new_unit_lines,
-    number,
     shared_filter,
 )
-from rules.analysis.lines import MAX_LINE, SideLine, side_text, sides
 from rules.base import Rule, RuleContext
+from rules.threshold_loosening.entries import AddedWords, describe, removed_entries
+from rules.threshold_loosening.gates import gate_loosenings
 
-_NUM = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
-# `assert score >= 0.8` / `assert 0.8 <= score`; the subject may not contain <, >, = or ,
-_ASSERT_RE = re.compile(rf"^\s*assert\s+([^<>=!#,]+)([<>]=?)\s*({_NUM})\s*(?:,|#|$)")
-_ASSERT_REV_RE = re.compile(rf"^\s*assert\s+({_NUM})\s*([<>]=?)\s*([^<>=!#,]+?)\s*(?:,|#|$)")
-_METHOD_RE = re.compile(r"\bassert(Greater|Less)(?:Equal)?\(")
-# A line of a joined side that the two `assert` patterns above could match: `\s*` may
-# run across blank lines, but only to an `assert` that starts its own line anyway.
-_ASSERT_START_RE = re.compile(r"^\s*assert\s", re.M)
 _CALL_HEAD_RE = re.compile(r"([A-Za-z_][\w.]*)\s*\(")
-_SPACE_RE = re.compile(r"\s+")
+_MAX_ENTRY_FILES = 200  # files read for removed eval entries per review
 _RETRY_RE = re.compile(r"\b(?:retry|automatic|manual|exit_status)\b")
 
 _WHAT = {
@@ -44,6 +36,8 @@ _WHAT = {
     "tolerance": ("Tolerance", "raised", "numerical drift of that size now passes the check"),
     "timeout": ("Timeout", "raised", "a hang or slowdown now takes longer to fail and holds "
                 "the runner meanwhile; make sure the slowdown itself is understood"),
+    "entries": ("Eval entries", "removed", "their gates no longer run at all, so a "
+                "regression on them merges unnoticed"),
     "samples": ("Sample count", "cut", "the score comes from fewer samples, so it is noisier "
                 "and the gate catches less (and flakes more)"),
 }
@@ -58,107 +52,6 @@ class _Loose:
     line: int  # an added line
     lines: tuple[int, ...]
     name: str
-
-
-@dataclass(frozen=True)
-class _Gate:
-    """A numeric bound in an assertion: `subject` must stay above (lower) or below it."""
-
-    subject: str
-    lower: bool
-    bound: float
-    text: str
-    line: int
-    changed: bool
-
-
-def _split_args(text: str) -> list[str] | None:
-    """Top-level arguments of a call whose `(` was just consumed; None if it never closes."""
-    args: list[str] = []
-    depth, start = 0, 0
-    for i, ch in enumerate(text):
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            if depth == 0:
-                args.append(text[start:i].strip())
-                return args
-            depth -= 1
-        elif ch == "," and depth == 0:
-            args.append(text[start:i].strip())
-            start = i + 1
-    return None
-
-
-def _gates(side: Sequence[SideLine]) -> list[_Gate]:
-    gates: list[_Gate] = []
-    for i, (no, text, changed) in enumerate(side):
-        code = text[:MAX_LINE]
-        if "assert" not in code:
-            continue
-        match = _ASSERT_RE.match(code)
-        if match:
-            subject, op, value = match.group(1), match.group(2), match.group(3)
-            gates.append(_Gate(_SPACE_RE.sub("", subject), op[0] == ">", float(value),
-                               value, no, changed))
-            continue
-        match = _ASSERT_REV_RE.match(code)
-        if match:
-            value, op, subject = match.group(1), match.group(2), match.group(3)
-            gates.append(_Gate(_SPACE_RE.sub("", subject), op[0] == "<", float(value),
-                               value, no, changed))
-            continue
-        method = _METHOD_RE.search(code)
-        if method is None:
-            continue
-        # The arguments may continue on the next two lines of the same side.
-        parts = [(no, code[method.end():], changed)]
-        parts += [(n, t[:MAX_LINE], c) for n, t, c in side[i + 1 : i + 3]]
-        joined = " ".join(p[1] for p in parts)
-        args = _split_args(joined)
-        if not args or len(args) < 2:
-            continue
-        greater = method.group(1) == "Greater"
-        first, second = number(args[0]), number(args[1])
-        if second is not None and first is None:
-            subject, bound, text_value, lower = args[0], second, args[1], greater
-        elif first is not None and second is None:
-            subject, bound, text_value, lower = args[1], first, args[0], not greater
-        else:
-            continue
-        where = next((p for p in parts if text_value in p[1] and p[2]), None)
-        where = where or next((p for p in parts if p[2]), parts[0])
-        gates.append(_Gate(_SPACE_RE.sub("", subject), lower, bound, text_value, where[0],
-                           where[2]))
-    return gates
-
-
-def _may_gate(side: Sequence[SideLine]) -> bool:
-    """Whether any line of the side can hold an assertion `_gates` reads (most can't)."""
-    _, joined = side_text(side)
-    return ("assertGreater" in joined or "assertLess" in joined
-            or _ASSERT_START_RE.search(joined) is not None)
-
-
-def _gate_loosenings(hunk: Hunk) -> Iterator[tuple[_Gate, _Gate]]:
-    old_side, new_side = sides(hunk)
-    if not _may_gate(new_side) or not _may_gate(old_side):
-        return
-    news = [g for g in _gates(new_side) if g.changed]
-    if not news:
-        return
-    olds = [g for g in _gates(old_side) if g.changed]
-    used: set[int] = set()
-    for gate in news:
-        k = next((k for k, o in enumerate(olds) if k not in used
-                  and o.subject == gate.subject and o.lower == gate.lower), None)
-        if k is None:
-            continue
-        used.add(k)
-        old = olds[k]
-        if (gate.bound < old.bound) if gate.lower else (gate.bound > old.bound):
-            yield old, gate
-
 
 def _tolerance_on_existing_check(changed: ChangedFile, removed: list[str], line_text: str) -> bool:
     """A tolerance added to a check that was already there (not to a brand-new one)."""
@@ -220,10 +113,18 @@ class ThresholdLoosening(Rule):
         wanted = categories.wanted()
         union = shared_filter(ctx.config)
         description = Description(ctx.snapshot.text)
+        words = AddedWords(ctx.snapshot.files)
+        entry_budget = _MAX_ENTRY_FILES
         for changed in ctx.files():
             if changed.status in ("added", "copied"):
                 continue
             found: list[_Loose] = []
+            # Bounded: each file's check searches the PR's added text.
+            if changed.removed_lines and entry_budget > 0:
+                entry_budget -= 1
+                for gone in removed_entries(changed, words):
+                    found.append(_Loose("entries", gone.where, describe(gone), "",
+                                        gone.line, (gone.line,), gone.where))
             for hunk in changed.hunks:
                 fresh = new_unit_lines(hunk)
                 removed: list[str] | None = None
@@ -244,7 +145,7 @@ class ThresholdLoosening(Rule):
                     old = change.old.shown if change.old is not None else ""
                     found.append(_Loose(kind, new.raw, old, new.shown, new.line, new.lines,
                                         new.name))
-                for old_gate, gate in _gate_loosenings(hunk):
+                for old_gate, gate in gate_loosenings(hunk):
                     found.append(_Loose("gate" if gate.lower else "ceiling",
                                         f"assert on {gate.subject}", old_gate.text, gate.text,
                                         gate.line, (gate.line,), gate.subject))
@@ -254,28 +155,46 @@ class ThresholdLoosening(Rule):
     def _report(
         self, description: Description, changed: ChangedFile, found: list[_Loose]
     ) -> Iterator[Finding]:
+        # The same loosening repeated in one code file (one call site per test helper) is
+        # one edit: reported once, at its first line, naming the others. In a config each
+        # entry (a workflow step, say) owns its setting and gets its own finding.
+        code = not holds_yaml_keys(changed.path)
+        repeats: dict[tuple[str, ...], list[int]] = {}
         for item in found:
+            repeats.setdefault((item.kind, item.raw, item.old, item.new)
+                               if code else (str(item.line),), []).append(item.line)
+        for item in found:
+            lines = repeats[(item.kind, item.raw, item.old, item.new)
+                            if code else (str(item.line),)]
+            if item.line != lines[0]:
+                continue
             kind, raw, old, new = item.kind, item.raw, item.old, item.new
             noun, verb, why = _WHAT[kind]
-            if old:
+            if kind == "entries":
+                what = f"{noun} {verb} from `{_cut(raw, 80)}`: {old}"
+            elif old:
                 what = f"{noun} `{raw}` {verb} {old} → {new}"
             else:
                 what = f"{noun} `{raw}={new}` added to an existing check"
                 why = "it no longer requires a (near-)exact match"
             comment = adjacent_comment(changed, item.lines)
-            said = description.explains([item.name, raw, new])
+            said = description.explains([item.name, raw, new] if new else [raw])
             if comment is not None:
                 reason = f" Reason given next to it: “{_cut(comment[1])}”."
             elif said is not None:
                 reason = f" Reason given in the description: “{_cut(said)}”."
             else:
                 reason = " No reason is given next to it or in the PR description."
+            also = ""
+            if len(lines) > 1:
+                also = f" The same change is on line{'s' if len(lines) > 2 else ''} " + \
+                    ", ".join(str(n) for n in lines[1:]) + "."
             yield self.finding(
-                f"{what}: {why}.{reason}",
+                f"{what}: {why}.{reason}{also}",
                 file=changed,
                 line=item.line,
                 key=f"{kind}|{raw}|{old}|{new}",
-                details=((raw, f"{old or '(none)'} → {new}"),),
+                details=((raw, f"{old or '(none)'} → {new or '(removed)'}"),),
             )
 
 

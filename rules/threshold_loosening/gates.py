@@ -1,0 +1,120 @@
+"""Numeric bounds in assertions (`assert acc > 0.8`, `assertGreater(acc, 0.8)`), paired
+old → new within a hunk: which ones a change lowered (a floor) or raised (a ceiling)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from bot.core.snapshot import Hunk
+from rules.analysis.knobs import number
+from rules.analysis.lines import MAX_LINE, SideLine, side_text, sides
+
+_SPACE_RE = re.compile(r"\s+")
+_NUM = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
+# `assert score >= 0.8` / `assert 0.8 <= score`; the subject may not contain <, >, = or ,
+_ASSERT_RE = re.compile(rf"^\s*assert\s+([^<>=!#,]+)([<>]=?)\s*({_NUM})\s*(?:,|#|$)")
+_ASSERT_REV_RE = re.compile(rf"^\s*assert\s+({_NUM})\s*([<>]=?)\s*([^<>=!#,]+?)\s*(?:,|#|$)")
+_METHOD_RE = re.compile(r"\bassert(Greater|Less)(?:Equal)?\(")
+# A line of a joined side that the two `assert` patterns above could match: `\s*` may
+# run across blank lines, but only to an `assert` that starts its own line anyway.
+_ASSERT_START_RE = re.compile(r"^\s*assert\s", re.M)
+
+@dataclass(frozen=True)
+class _Gate:
+    """A numeric bound in an assertion: `subject` must stay above (lower) or below it."""
+
+    subject: str
+    lower: bool
+    bound: float
+    text: str
+    line: int
+    changed: bool
+
+def _split_args(text: str) -> list[str] | None:
+    """Top-level arguments of a call whose `(` was just consumed; None if it never closes."""
+    args: list[str] = []
+    depth, start = 0, 0
+    for i, ch in enumerate(text):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            if depth == 0:
+                args.append(text[start:i].strip())
+                return args
+            depth -= 1
+        elif ch == "," and depth == 0:
+            args.append(text[start:i].strip())
+            start = i + 1
+    return None
+
+
+def _gates(side: Sequence[SideLine]) -> list[_Gate]:
+    gates: list[_Gate] = []
+    for i, (no, text, changed) in enumerate(side):
+        code = text[:MAX_LINE]
+        if "assert" not in code:
+            continue
+        match = _ASSERT_RE.match(code)
+        if match:
+            subject, op, value = match.group(1), match.group(2), match.group(3)
+            gates.append(_Gate(_SPACE_RE.sub("", subject), op[0] == ">", float(value),
+                               value, no, changed))
+            continue
+        match = _ASSERT_REV_RE.match(code)
+        if match:
+            value, op, subject = match.group(1), match.group(2), match.group(3)
+            gates.append(_Gate(_SPACE_RE.sub("", subject), op[0] == "<", float(value),
+                               value, no, changed))
+            continue
+        method = _METHOD_RE.search(code)
+        if method is None:
+            continue
+        # The arguments may continue on the next two lines of the same side.
+        parts = [(no, code[method.end():], changed)]
+        parts += [(n, t[:MAX_LINE], c) for n, t, c in side[i + 1 : i + 3]]
+        joined = " ".join(p[1] for p in parts)
+        args = _split_args(joined)
+        if not args or len(args) < 2:
+            continue
+        greater = method.group(1) == "Greater"
+        first, second = number(args[0]), number(args[1])
+        if second is not None and first is None:
+            subject, bound, text_value, lower = args[0], second, args[1], greater
+        elif first is not None and second is None:
+            subject, bound, text_value, lower = args[1], first, args[0], not greater
+        else:
+            continue
+        where = next((p for p in parts if text_value in p[1] and p[2]), None)
+        where = where or next((p for p in parts if p[2]), parts[0])
+        gates.append(_Gate(_SPACE_RE.sub("", subject), lower, bound, text_value, where[0],
+                           where[2]))
+    return gates
+
+
+def _may_gate(side: Sequence[SideLine]) -> bool:
+    """Whether any line of the side can hold an assertion `_gates` reads (most can't)."""
+    _, joined = side_text(side)
+    return ("assertGreater" in joined or "assertLess" in joined
+            or _ASSERT_START_RE.search(joined) is not None)
+
+
+def gate_loosenings(hunk: Hunk) -> Iterator[tuple[_Gate, _Gate]]:
+    old_side, new_side = sides(hunk)
+    if not _may_gate(new_side) or not _may_gate(old_side):
+        return
+    news = [g for g in _gates(new_side) if g.changed]
+    if not news:
+        return
+    olds = [g for g in _gates(old_side) if g.changed]
+    used: set[int] = set()
+    for gate in news:
+        k = next((k for k, o in enumerate(olds) if k not in used
+                  and o.subject == gate.subject and o.lower == gate.lower), None)
+        if k is None:
+            continue
+        used.add(k)
+        old = olds[k]
+        if (gate.bound < old.bound) if gate.lower else (gate.bound > old.bound):
+            yield old, gate
