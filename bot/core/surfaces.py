@@ -12,7 +12,13 @@ from collections.abc import Mapping, Sequence
 from bot.core.globs import glob_match
 from bot.core.repo_view import RepoView
 from bot.core.snapshot import ChangedFile
-from bot.core.surfaces_content import MAX_BY_CONTENT, Invoked, by_content, ci_texts
+from bot.core.surfaces_content import (
+    MAX_BY_CONTENT,
+    Invoked,
+    by_content,
+    ci_texts,
+    content_can_tell,
+)
 
 # Ordered most specific first: the first surface whose globs match wins.
 DEFAULT_SURFACES: dict[str, tuple[str, ...]] = {
@@ -88,7 +94,10 @@ def classify_files(files: Sequence[ChangedFile], table: Mapping[str, Sequence[st
     out: list[str | None] = []
     budget = MAX_BY_CONTENT
     for changed, surface in zip(files, by_path, strict=True):
-        if surface is None and not changed.binary and budget > 0:
+        # Only scripts and configs can be told by content: reading the repository's CI
+        # files (the view's calls) for a docs-only PR would be spent for nothing.
+        if surface is None and not changed.binary and budget > 0 \
+                and content_can_tell(changed.path):
             budget -= 1
             if invoked is None:
                 invoked = Invoked(ci_texts(

@@ -94,6 +94,11 @@ class Invoked:
             len(parts) >= 2 and "/".join(parts[-2:]) in self._words)
 
 
+def content_can_tell(path: str) -> bool:
+    """Whether `by_content` could find a surface for this path (so its cost is worth it)."""
+    return PurePosixPath(path).suffix.lower() in (*_SCRIPTS, *_CONFIG)
+
+
 def by_content(changed: ChangedFile, invoked: Invoked) -> str | None:
     """The surface a file's content shows, or None (see the module docstring)."""
     path = changed.path
