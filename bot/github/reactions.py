@@ -61,14 +61,14 @@ def read_thumbs_down(owner: str, repo: str, number: int, bot_login: str,
     for comment in comments:
         if not isinstance(comment, Mapping) or _login(comment).lower() != bot_login.lower():
             continue
-        body = str(comment.get("body") or "")
+        body, comment_id = str(comment.get("body") or ""), comment.get("id")
         rule, count = rule_of(body), _thumbs_down(comment)
-        if rule is None or not markers.fingerprints_in(body) or not count:
+        if rule is None or not markers.fingerprints_in(body) or not isinstance(comment_id, int):
             continue
-        comment_id = int(comment["id"])
-        read.counts[comment_id] = count
-        if counts_read.get(comment_id) == count:
-            continue  # nothing new since the last read
+        if count or comment_id in counts_read:  # a withdrawn 👎 resets the count read
+            read.counts[comment_id] = count
+        if not count or counts_read.get(comment_id) == count:
+            continue  # none, or nothing new since the last read
         reactions = yield from paginate(f"{base}/pulls/comments/{comment_id}/reactions",
                                         "reactions/list-for-pull-request-review-comment",
                                         params={"content": "-1"})
