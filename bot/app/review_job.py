@@ -14,11 +14,13 @@ from bot.core.report import Waiver
 from bot.errors import PermanentError, RetryableError
 from bot.github.calls import GitHubError
 from bot.github.drive_async import AsyncDriver
+from bot.github.pr_state import PrState
 from bot.github.publish import fail_check
 from bot.github.pull import fetch_config, get_pull
+from bot.github.reactions import read_thumbs_down
 from bot.github.review import ReviewRequest, load_config, review_pull_request
 from bot.store import Store, StoreJournal
-from rules import ALL_RULES, option_specs
+from rules import ALL_RULES, RULES_BY_ID, option_specs
 
 log = logging.getLogger("bot.review")
 
@@ -56,6 +58,8 @@ async def review_pull(
             f"{full_name}#{number}", delivery.received_at)
 
     started = ctx.clock()
+    # Reactions are read only on a PR the bot had commented inline on before this review.
+    had_inline = bool(PrState.from_dict(ctx.store.get_pr_state(full_name, number)).posted)
     try:
         enrich = duplicates_for(ctx)
         runner: AsyncDriver | AdvisingDriver = driver
@@ -85,12 +89,35 @@ async def review_pull(
         ctx.store.journal_clear(full_name, number)  # the state now says what landed
     if not outcome.skipped:
         ctx.metrics.review_latency(ctx.clock() - started)
+    if had_inline:
+        await _take_thumbs_down(ctx, driver, owner, repo, number)
     log.info("skipped" if outcome.skipped else "reviewed", extra={
         "delivery": delivery_id, "repo": full_name, "pr": number,
         "head_sha": outcome.snapshot.head_sha if outcome.snapshot else None,
         "skipped": outcome.skip_reason or False,
         "conclusion": outcome.report.conclusion if outcome.report else None,
     })
+
+
+async def _take_thumbs_down(ctx: AppContext, driver: AsyncDriver, owner: str, repo: str,
+                            number: int) -> None:
+    """Record 👎 reactions on the bot's inline comments as misfires (GitHub sends no
+    webhook for them, so they are read at each review). A failure here is logged and
+    leaves the review as it is; the next review reads them again."""
+    full_name = f"{owner}/{repo}"
+    counts, recorded = ctx.store.reactions_read(full_name, number)
+    try:
+        read = await driver.run(read_thumbs_down(owner, repo, number, ctx.bot_login,
+                                                 counts, recorded))
+    except (GitHubError, RetryableError) as exc:
+        log.warning("could not read the reactions on the inline comments: %s", exc,
+                    extra={"repo": full_name, "pr": number})
+        return
+    verdicts = [v for v in read.verdicts if v.rule in RULES_BY_ID]
+    added = ctx.store.record_reactions(full_name, number, read.counts, verdicts, ctx.clock())
+    if added:
+        log.info("misfires from reactions", extra={"repo": full_name, "pr": number,
+                                                   "added": added})
 
 
 async def _record_crash(ctx: AppContext, installation: int, owner: str, repo: str,

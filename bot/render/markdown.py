@@ -57,10 +57,17 @@ def _rows(findings: tuple[Finding, ...], budget: int) -> list[str]:
     return [_row(f, cap) for f in findings]
 
 
+# How a maintainer reports a wrong finding (bot/app/command_handler.py and
+# bot/github/reactions.py record it): one line, and only under findings.
+MISFIRE_HINT = ("<sub>Wrong finding? Comment `/stability misfire <rule>` or 👎 its inline "
+                "comment.</sub>")
+
+
 def _footer(report: Report) -> str:
     sha = f" · head {report.head_sha[:7]}" if report.head_sha else ""
+    hint = f"{MISFIRE_HINT}\n" if report.findings else ""
     return (
-        f"<sub>ci-stability-bot {bot.__version__}{sha} · conclusion: {report.conclusion} · "
+        f"{hint}<sub>ci-stability-bot {bot.__version__}{sha} · conclusion: {report.conclusion} · "
         "comment `/stability help` for commands</sub>"
     )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -14,6 +15,8 @@ from bot.render import markers, mdsafe
 MAX_COMMENTS = 30  # GitHub documents no limit, but large reviews get refused as spam
 BODY_LIMIT = 60_000
 _ICON = {Severity.ERROR: "❌", Severity.WARNING: "⚠️", Severity.NOTICE: "ℹ️"}
+# The rule named at the head of an inline comment (`comment_body`), read back for a 👎.
+_RULE_RE = re.compile(r"\A\S+ \*\*`([A-Za-z0-9][A-Za-z0-9_.:-]*)`\*\*: ")
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,12 @@ def comment_body(finding: Finding, exact: bool) -> str:
                      else mdsafe.fenced(replacement, "suggestion"))
     parts.append(markers.fingerprint(finding.fingerprint))
     return "\n\n".join(parts)[:BODY_LIMIT]
+
+
+def rule_of(body: str) -> str | None:
+    """The rule of an inline comment this module wrote, or None."""
+    found = _RULE_RE.match(body)
+    return found[1] if found else None
 
 
 def _comment(finding: Finding, start: int, end: int) -> dict[str, Any]:

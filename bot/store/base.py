@@ -16,6 +16,7 @@ from typing import Any, Final, Literal, Protocol
 import orjson
 
 from bot.github.journal import Entry
+from bot.github.reactions import ThumbsDown
 
 DeliveryStatus = Literal["pending", "running", "done", "dead", "superseded"]
 STATUSES: Final[tuple[DeliveryStatus, ...]] = ("pending", "running", "done", "dead", "superseded")
@@ -204,6 +205,14 @@ class Store(Protocol):
 
     def finish_command(self, comment_id: int) -> None:
         """Mark the comment handled and drop its progress."""
+
+    # --- 👎 reactions as misfires (bot/store/reaction_tables.py) -------------------
+    def reactions_read(self, repo: str, number: int) -> tuple[dict[int, int], set[tuple[int, str]]]:
+        """The 👎 count read last per bot comment of the PR; (comment, user) recorded."""
+
+    def record_reactions(self, repo: str, number: int, counts: dict[int, int],
+                         verdicts: Sequence[ThumbsDown], at: float) -> int:
+        """Save the counts read and each new verdict as a misfire, once; how many added."""
 
     def take_rate(self, comment_id: int, buckets: Sequence[tuple[str, int, float]],
                   now: float) -> str | None:

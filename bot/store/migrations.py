@@ -115,6 +115,19 @@ MIGRATIONS: Final[list[Migration]] = [
             PRIMARY KEY (repo, number, step)
         )""",
     ),
+    # 5: 👎 reactions on the bot's inline comments as misfire verdicts: the 👎 count last
+    # read per comment (unchanged counts are not listed again) and each (comment, user)
+    # counted once (bot/store/reaction_tables.py).
+    (
+        """CREATE TABLE reaction_reads (
+            repo TEXT NOT NULL, comment_id INTEGER NOT NULL, number INTEGER NOT NULL,
+            thumbs_down INTEGER NOT NULL, PRIMARY KEY (repo, comment_id)
+        )""",
+        """CREATE TABLE reaction_verdicts (
+            repo TEXT NOT NULL, comment_id INTEGER NOT NULL, by_user TEXT NOT NULL,
+            PRIMARY KEY (repo, comment_id, by_user)
+        )""",
+    ),
 ]
 
 

@@ -115,6 +115,17 @@ PG_MIGRATIONS: Final[list[Migration]] = [
             PRIMARY KEY (repo, number, step)
         )""",
     ),
+    # 4: 👎 reactions as misfire verdicts (SQLite's migration 5).
+    (
+        """CREATE TABLE reaction_reads (
+            repo TEXT NOT NULL, comment_id BIGINT NOT NULL, number INTEGER NOT NULL,
+            thumbs_down INTEGER NOT NULL, PRIMARY KEY (repo, comment_id)
+        )""",
+        """CREATE TABLE reaction_verdicts (
+            repo TEXT NOT NULL, comment_id BIGINT NOT NULL, by_user TEXT NOT NULL,
+            PRIMARY KEY (repo, comment_id, by_user)
+        )""",
+    ),
 ]
 
 

@@ -34,6 +34,7 @@ from bot.store.command_tables import CommandTables
 from bot.store.db import DB_ERRORS, Db
 from bot.store.journal import JournalTables
 from bot.store.pr_tables import PullRequestTables
+from bot.store.reaction_tables import ReactionTables
 from bot.store.rows import DELIVERY_COLUMNS, delivery_from_row, encode_payload
 
 log = logging.getLogger("bot.store")
@@ -57,7 +58,7 @@ def replica_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
-class SqlStore(PullRequestTables, CommandTables, JournalTables):
+class SqlStore(PullRequestTables, CommandTables, JournalTables, ReactionTables):
     """The shared queries; subclasses open `self.db` and apply their migrations."""
 
     # Whether other processes may be working the same queue (see Worker.start).

@@ -28,6 +28,8 @@ REQUIRED_PERMISSIONS: dict[str, tuple[tuple[str, str], ...]] = {
     "pulls/list-commits": (("pull_requests", "read"),),
     "pulls/list-reviews": (("pull_requests", "read"),),
     "pulls/create-review": (("pull_requests", "write"),),
+    "pulls/list-review-comments": (("pull_requests", "read"),),
+    "reactions/list-for-pull-request-review-comment": (("pull_requests", "read"),),
     "repos/get-content": (("contents", "read"),),
     "repos/compare-commits-with-basehead": (("contents", "read"),),
     "repos/create-or-update-file-contents": (("contents", "write"),),

@@ -229,6 +229,28 @@ def create_review(ctx: Ctx) -> Reply:
     return Reply(status=200, json=ctx.shapes.review(review))
 
 
+def _visible_reviews(ctx: Ctx, pr: PullRequest) -> list[Review]:
+    return [r for r in ctx.state.reviews_on(pr.repo, pr.number)
+            if r.state != "PENDING" or r.user == ctx.principal.login]
+
+
+def list_review_comments(ctx: Ctx) -> Reply:
+    pr = ctx.pull()
+    placed = [(r, c) for r in _visible_reviews(ctx, pr) for c in r.comments]
+    return ctx.paged_reply(placed, lambda rc: ctx.shapes.review_comment(*rc))
+
+
+def list_review_comment_reactions(ctx: Ctx) -> Reply:
+    wanted = ctx.int_param("comment_id")
+    found = next((c for r in ctx.state.reviews.values() if r.repo == ctx.full_name
+                  for c in r.comments if c.id == wanted), None)
+    if found is None:
+        raise not_found()
+    content = ctx.query.get("content")
+    reactions = [x for x in found.reactions if content is None or x.content == content]
+    return ctx.paged_reply(reactions, ctx.shapes.reaction)
+
+
 HANDLERS: dict[str, Handler] = {
     "pulls/list": list_pulls,
     "pulls/get": get_pull,
@@ -237,4 +259,6 @@ HANDLERS: dict[str, Handler] = {
     "pulls/list-commits": list_commits,
     "pulls/list-reviews": list_reviews,
     "pulls/create-review": create_review,
+    "pulls/list-review-comments": list_review_comments,
+    "reactions/list-for-pull-request-review-comment": list_review_comment_reactions,
 }

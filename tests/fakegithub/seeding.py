@@ -17,6 +17,7 @@ from .state import (
     Job,
     PullFile,
     PullRequest,
+    Reaction,
     Repo,
     Review,
     State,
@@ -122,6 +123,16 @@ class Seeding:
                                number, body, user, user_type, now, now, via_app)
         self.state.comments[comment.id] = comment
         return comment
+
+    def react_to_review_comment(self, comment_id: int, user: str, content: str = "-1", *,
+                                user_type: str = "User") -> Reaction:
+        """A reaction on an inline review comment (GitHub sends no webhook for it)."""
+        comment = next(c for r in self.state.reviews.values() for c in r.comments
+                       if c.id == comment_id)
+        reaction = Reaction(self.state.ids.next("reaction"), content, user, user_type,
+                            self.now())
+        comment.reactions.append(reaction)
+        return reaction
 
     def add_workflow_run(self, full_name: str, *, head_sha: str, head_branch: str = "main",
                          name: str = "CI", **fields: Any) -> WorkflowRun:

@@ -22,6 +22,7 @@ from .state import (
     Reaction,
     Repo,
     Review,
+    ReviewComment,
     State,
 )
 
@@ -206,6 +207,33 @@ class Shapes:
             "id": reaction.id, "node_id": node_id("Reaction", reaction.id),
             "user": self.user(reaction.user, reaction.user_type), "content": reaction.content,
             "created_at": iso(reaction.created_at),
+        }
+
+    def _rollup(self, url: str, reactions: list[Reaction]) -> dict[str, Any]:
+        rollup: dict[str, Any] = {"url": f"{url}/reactions", "total_count": len(reactions)}
+        rollup.update({k: sum(r.content == k for r in reactions) for k in REACTION_KEYS})
+        return rollup
+
+    def review_comment(self, review: Review, comment: ReviewComment) -> dict[str, Any]:
+        pull_url = f"{self.repo_api(review.repo)}/pulls/{review.pull_number}"
+        url = f"{self.repo_api(review.repo)}/pulls/comments/{comment.id}"
+        html = f"{HTML}/{review.repo}/pull/{review.pull_number}#discussion_r{comment.id}"
+        return {
+            "url": url, "id": comment.id, "node_id": node_id("PullRequestReviewComment",
+                                                             comment.id),
+            "pull_request_review_id": review.id, "diff_hunk": "", "path": comment.path,
+            # GitHub omits the placement keys a comment does not use.
+            **{k: v for k, v in (("position", comment.position), ("line", comment.line),
+                                 ("side", comment.side), ("start_line", comment.start_line),
+                                 ("start_side", comment.start_side)) if v is not None},
+            "commit_id": review.commit_id, "original_commit_id": review.commit_id,
+            "user": self.user(review.user, review.user_type), "body": comment.body,
+            "created_at": iso(review.submitted_at), "updated_at": iso(review.submitted_at),
+            "html_url": html, "pull_request_url": pull_url,
+            "author_association": review.author_association,
+            "_links": {"self": {"href": url}, "html": {"href": html},
+                       "pull_request": {"href": pull_url}},
+            "reactions": self._rollup(url, comment.reactions),
         }
 
     def issue_comment(self, comment: IssueComment) -> dict[str, Any]:

@@ -194,6 +194,7 @@ class ReviewComment:
     start_line: int | None
     start_side: str | None
     position: int | None
+    reactions: list[Reaction] = field(default_factory=list)
 
 
 @dataclass

@@ -97,3 +97,27 @@ def test_put_contents_needs_the_current_blob_sha_and_diff_media_type() -> None:
     run(scenario)
     assert fake.state.repos[REPO].files["main"]["notes.md"] == b"v2\n"
     assert [v.kind for v in fake.violations] == ["semantic"]
+
+
+def test_review_comments_carry_reaction_counts_and_list_their_reactions() -> None:
+    fake = seeded_fake()
+
+    async def scenario() -> None:
+        async with client(fake) as gh:
+            await gh.post(f"/repos/{REPO}/pulls/7/reviews", data={
+                "event": "COMMENT", "body": "b", "comments": [
+                    {"path": ".github/workflows/cpu.yml", "line": 11, "body": "x"}]})
+            (placed,) = [c for r in fake.reviews(REPO, 7) for c in r.comments]
+            fake.react_to_review_comment(placed.id, "alice", "-1")
+            fake.react_to_review_comment(placed.id, "bob", "-1")
+            fake.react_to_review_comment(placed.id, "carol", "heart")
+            (listed,) = [c async for c in gh.getiter(f"/repos/{REPO}/pulls/7/comments")]
+            assert listed["id"] == placed.id and listed["user"]["login"].endswith("[bot]")
+            assert (listed["reactions"]["-1"], listed["reactions"]["total_count"]) == (2, 3)
+            url = f"/repos/{REPO}/pulls/comments/{placed.id}/reactions{{?content}}"
+            down = [r async for r in gh.getiter(url, {"content": "-1"})]
+            assert sorted(r["user"]["login"] for r in down) == ["alice", "bob"]
+            await expect_status(404, gh.getitem(f"/repos/{REPO}/pulls/comments/1/reactions"))
+
+    run(scenario)
+    assert fake.violations == [] and fake.response_problems == []
