@@ -129,8 +129,10 @@ def expect(call: ApiCall, ok: tuple[int, ...] = (200, 201)) -> Flow[Any]:
 def paginate(
     url: str, operation: str, *, params: Mapping[str, str | int] | None = None,
     item_key: str | None = None, limit: int | None = None,
+    each: Callable[[Any], None] | None = None,
 ) -> Flow[list[Any]]:
-    """Every item of a listing, following `Link: rel="next"` at 100 per page."""
+    """Every item of a listing, following `Link: rel="next"` at 100 per page; `each`
+    sees every item as its page arrives (to trim it before the next page comes)."""
     items: list[Any] = []
     call = ApiCall("GET", url, {**(params or {}), "per_page": PER_PAGE}, operation=operation)
     while True:
@@ -138,7 +140,11 @@ def paginate(
         if result.status != 200:
             raise GitHubError(call, result)
         page = result.data[item_key] if item_key else result.data
-        items.extend(page if isinstance(page, list) else [])
+        page = page if isinstance(page, list) else []
+        if each is not None:
+            for item in page:
+                each(item)
+        items.extend(page)
         next_url = result.next_url
         if not next_url or (limit is not None and len(items) >= limit):
             return items if limit is None else items[:limit]
