@@ -54,10 +54,13 @@ class EntryKeeper:
             entry.pop("patch", None)
             self.capped.add(id(entry))
 
-    def spend(self, texts: int) -> bool:
-        """Count fetched texts against the budget; False once it is spent."""
+    def spend(self, texts: int) -> None:
+        """Count fetched texts against the byte budget."""
         self.total += texts
-        return self.total < self.limits.max_bytes
+
+    @property
+    def spent(self) -> bool:
+        return self.total >= self.limits.max_bytes
 
     def is_capped(self, entry: dict[str, Any]) -> bool:
         return id(entry) in self.capped

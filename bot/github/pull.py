@@ -193,13 +193,16 @@ def _fetch_within(
     config_text: str | None = None
     for start in range(0, max(len(plans), 1), MAX_OBJECTS):
         chunk = plans[start : start + MAX_OBJECTS]
+        if keeper.spent:
+            for plan in plans[start:]:
+                keeper.drop(plan.entry)
+            if start or config is None:
+                break
+            chunk = []  # the config is still read
         text = yield from _fetch_texts(owner, repo, chunk, pull, cap, notices,
                                        config if start == 0 else None, view if start == 0 else None)
         config_text = text if start == 0 else config_text
-        if not keeper.spend(sum(len(p.base or "") + len(p.head or "") for p in chunk)):
-            for plan in plans[start + MAX_OBJECTS :]:
-                keeper.drop(plan.entry)
-            break
+        keeper.spend(sum(len(p.base or "") + len(p.head or "") for p in chunk))
     return config_text
 
 
