@@ -131,23 +131,27 @@ def paginate(
     item_key: str | None = None, limit: int | None = None,
     each: Callable[[Any], None] | None = None,
 ) -> Flow[list[Any]]:
-    """Every item of a listing, following `Link: rel="next"` at 100 per page; `each`
-    sees every item as its page arrives (to trim it before the next page comes)."""
+    """Every item of a listing, following `Link: rel="next"` at 100 per page. With
+    `each`, the items go to it as their page arrives (it keeps what it needs, so no
+    page outlives the next) and the list returned is empty."""
     items: list[Any] = []
+    seen = 0
     call = ApiCall("GET", url, {**(params or {}), "per_page": PER_PAGE}, operation=operation)
     while True:
         result = yield call
         if result.status != 200:
             raise GitHubError(call, result)
         page = result.data[item_key] if item_key else result.data
-        page = page if isinstance(page, list) else []
-        if each is not None:
+        page = page[: None if limit is None else limit - seen] if isinstance(page, list) else []
+        seen += len(page)
+        if each is None:
+            items.extend(page)
+        else:
             for item in page:
                 each(item)
-        items.extend(page)
         next_url = result.next_url
-        if not next_url or (limit is not None and len(items) >= limit):
-            return items if limit is None else items[:limit]
+        if not next_url or (limit is not None and seen >= limit):
+            return items
         call = ApiCall("GET", next_url, None, operation=operation)
 
 

@@ -21,38 +21,51 @@ def entry_wanted(entry: dict[str, Any], wants: Callable[[str], bool]) -> bool:
 
 
 class EntryKeeper:
-    """Which listed files a review reads; the patches of the others are dropped."""
+    """Which listed files a review reads. `entries` is the listing as offered, except that
+    a left-out file is a copy without its patch: offered answers are never changed (the
+    ETag cache may hand the same objects to the next review)."""
 
     def __init__(self, limits: ReviewLimits, wants: Callable[[str], bool]) -> None:
         self.limits, self.wants = limits, wants
-        self.chosen: list[dict[str, Any]] = []
-        self.others: list[dict[str, Any]] = []
-        self.capped: set[int] = set()  # id() of each left-out entry
+        self.entries: list[Any] = []
+        self.kept = 0
+        self.others: list[int] = []  # indexes of kept out-of-scope entries
+        self.capped: set[int] = set()  # id() of each left-out entry (alive in `entries`)
         self.total = 0  # bytes of the kept patches, and of the texts fetched so far
 
     def _room(self, size: int) -> bool:
-        return (len(self.chosen) + len(self.others) < self.limits.max_files
-                and self.total + size <= self.limits.max_bytes)
+        return self.kept < self.limits.max_files and self.total + size <= self.limits.max_bytes
+
+    def _leave_out(self, index: int) -> None:
+        trimmed = {k: v for k, v in self.entries[index].items() if k != "patch"}
+        self.entries[index] = trimmed
+        self.capped.add(id(trimmed))
 
     def drop(self, entry: dict[str, Any]) -> None:
-        """Leave `entry` out of the review: forget its patch, remember its name."""
-        self.total -= len(entry.pop("patch", None) or "") if id(entry) not in self.capped else 0
-        self.capped.add(id(entry))
+        """Leave a kept `entry` out after all (its texts no longer fit the budget)."""
+        if id(entry) not in self.capped:
+            self.total -= len(entry.get("patch") or "")
+            self.capped.add(id(entry))
 
     def offer(self, entry: Any) -> None:
+        self.entries.append(entry)
         if not isinstance(entry, dict) or not isinstance(entry.get("filename"), str):
             return  # not a file entry: left to the caller's checks
         patch = entry.get("patch")
         size = len(patch) if isinstance(patch, str) else 0
         wanted = entry_wanted(entry, self.wants)
         while wanted and self.others and not self._room(size):
-            self.drop(self.others.pop())
+            index = self.others.pop()
+            self.total -= len(self.entries[index].get("patch") or "")
+            self.kept -= 1
+            self._leave_out(index)
         if self._room(size):
-            (self.chosen if wanted else self.others).append(entry)
+            self.kept += 1
             self.total += size
+            if not wanted:
+                self.others.append(len(self.entries) - 1)
         else:
-            entry.pop("patch", None)
-            self.capped.add(id(entry))
+            self._leave_out(len(self.entries) - 1)
 
     def spend(self, texts: int) -> None:
         """Count fetched texts against the byte budget."""
@@ -62,5 +75,5 @@ class EntryKeeper:
     def spent(self) -> bool:
         return self.total >= self.limits.max_bytes
 
-    def is_capped(self, entry: dict[str, Any]) -> bool:
+    def is_capped(self, entry: Any) -> bool:
         return id(entry) in self.capped

@@ -181,7 +181,7 @@ def list_entries(owner: str, repo: str, number: int, pull: dict[str, Any],
     elif keeper is not None:
         for entry in entries:
             keeper.offer(entry)
-    return entries
+    return entries if keeper is None else keeper.entries
 
 
 def _fetch_within(
