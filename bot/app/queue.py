@@ -1,29 +1,27 @@
 """The worker pool: claims queued deliveries from the store and runs the handler.
 
-Delivery semantics are at-least-once with a once-only outcome: a delivery is marked
-done only after its handler returned, so a crash mid-delivery leaves it `running`,
-`start()` puts it back to `pending`, and the handler runs again (handlers publish
-idempotently per head SHA). `attempts` counts claims, so a delivery that crashes the
-process every time still reaches the dead-letter state after `max_attempts`.
+Delivery semantics are at-least-once with a once-only outcome: a delivery is marked done only after
+its handler returned, so a crash mid-delivery leaves it `running`, `start()` puts it back to
+`pending`, and the handler runs again (handlers publish idempotently per head SHA). `attempts`
+counts claims, so a delivery that crashes the process every time still reaches the dead-letter
+state after `max_attempts`.
 
-Failures: `RetryableError` → retry after its `retry_after` or the backoff;
-`PermanentError` → dead-letter now; any other exception → retry with backoff. A
-payload that is not a JSON object (intake only checks its first bytes) is
-dead-lettered before the handler sees it.
+Failures: `RetryableError` → retry after its `retry_after` or the backoff; `PermanentError` →
+dead-letter now; any other exception → retry with backoff. A payload that is not a JSON object
+(intake only checks its first bytes) is dead-lettered before the handler sees it.
 
-Debounce: a delivery with a `group_key` ("owner/repo#7"), or any pull_request one, is
-superseded, not handled, when a later push of that PR is queued: the newest head wins.
+Debounce: a delivery with a `group_key` ("owner/repo#7"), or any pull_request one, is superseded,
+not handled, when a later push of that PR is queued: the newest head wins.
 
-Several replicas (a shared PostgreSQL store): claims are leased and renewed every
-third of the lease while the handler runs; a replica that dies stops renewing and
-another takes the delivery over when the lease runs out. Only a store no one else
-works (`store.shared` false: SQLite, one `serve` per file) takes back, at start, what
-was left running. Deliveries about one pull request run one at a time across all
-replicas (a PR lease, renewed with the delivery's): one that finds its PR busy is
-handed back for a moment, uncounted, and is then usually superseded by the newer one.
+Several replicas (a shared PostgreSQL store): claims are leased and renewed every third of the
+lease while the handler runs; a replica that dies stops renewing and another takes the delivery
+over when the lease runs out. Only a store no one else works (`store.shared` false: SQLite, one
+`serve` per file) takes back, at start, what was left running. Deliveries about one pull request
+run one at a time across all replicas (a PR lease, renewed with the delivery's): one that finds its
+PR busy is handed back for a moment, uncounted, and is then usually superseded by the newer one.
 
-Drain (SIGTERM): `stop()` stops claiming, lets running handlers finish for a while,
-then hands back what is left (uncounted), so a rolling restart costs no attempt.
+Drain (SIGTERM): `stop()` stops claiming, lets running handlers finish for a while, then hands back
+what is left (uncounted), so a rolling restart costs no attempt.
 """
 
 from __future__ import annotations
@@ -56,9 +54,8 @@ PER_PR_EVENTS = frozenset({"pull_request", "check_run", "check_suite", "issue_co
 PR_BUSY_RETRY_SECONDS = 1.0
 
 
-def exponential_backoff(
-    base: float = 2.0, cap: float = 600.0, rng: Callable[[], float] = random.random
-) -> Backoff:
+def exponential_backoff(base: float = 2.0, cap: float = 600.0,
+                        rng: Callable[[], float] = random.random) -> Backoff:
     """Delay before retry number `attempt` (1-based): base·2^(attempt-1), capped, with
     "equal jitter" (half fixed, half random) so retries of one outage spread out."""
 

@@ -75,7 +75,7 @@ async def review_pull(
             bot_login=ctx.bot_login, waivers=waivers_for(ctx.store, full_name, number),
             force=force, skip_drafts=draft, decorate=decorate, extra_digest=digest,
             enrich=enrich, checkpoint=checkpoint, pull=pull, config_text=config_text,
-            journal=journal, superseded=superseded,
+            journal=journal, superseded=superseded, limits=ctx.settings.review_limits,
         )
         outcome = await runner.run(
             review_pull_request(request, ctx.store.get_pr_state(full_name, number)))

@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey
 from cryptography.hazmat.primitives.serialization import load_pem_private_key
 
+from bot.core.limits import DEFAULT_LIMITS, HARD_MAX_BYTES, HARD_MAX_FILES, MIN_BYTES, ReviewLimits
 from bot.store import redacted_url, url_password
 
 DEFAULT_API_URL = "https://api.github.com"
@@ -67,6 +68,8 @@ class Settings:
     metrics_token: str | None = field(default=None, repr=False)
     # Threads running reviews' CPU work (snapshot, engine) off the event loop.
     review_threads: int = 2
+    # The most one review reads; a repository's `limits:` may only lower it.
+    review_limits: ReviewLimits = DEFAULT_LIMITS
 
     def __repr__(self) -> str:
         # Says which secrets are set without a single character of them.
@@ -116,6 +119,8 @@ class Settings:
         buildkite_url = reader.parse("BUILDKITE_API_URL", _http_url)
         metrics_port = reader.parse("METRICS_PORT", _metrics_port)
         threads = reader.parse("CI_STABILITY_REVIEW_THREADS", _int_between(1, 64))
+        max_files = reader.parse("CI_STABILITY_MAX_FILES", _int_between(1, HARD_MAX_FILES))
+        max_bytes = reader.parse("CI_STABILITY_MAX_BYTES", _int_between(MIN_BYTES, HARD_MAX_BYTES))
         bot_login = reader.raw("CI_STABILITY_BOT_LOGIN")
         if bot_login is not None and not bot_login.endswith("[bot]"):
             reader.problems.append(
@@ -146,6 +151,8 @@ class Settings:
             metrics_port=DEFAULT_METRICS_PORT if metrics_port is None else metrics_port.port,
             metrics_token=reader.raw("METRICS_TOKEN"),
             review_threads=2 if threads is None else threads,
+            review_limits=ReviewLimits(max_files or DEFAULT_LIMITS.max_files,
+                                       max_bytes or DEFAULT_LIMITS.max_bytes),
         )
 
 

@@ -14,6 +14,7 @@ from bot.cli.exits import EXIT_USAGE as EXIT_USAGE
 from bot.cli.terminal import write_segments
 from bot.core.config import Config
 from bot.core.findings import Severity
+from bot.core.limits import DEFAULT_LIMITS, HARD_MAX_BYTES, HARD_MAX_FILES, MIN_BYTES, ReviewLimits
 from bot.core.report import Report
 from bot.core.rule import Rule
 from bot.render import render, text
@@ -75,3 +76,30 @@ def add_github_arguments(parser: argparse.ArgumentParser, source: Any) -> None:
                         help="with --post: the account GITHUB_TOKEN acts as, to find its own "
                              f"summary comment (default in GitHub Actions: {ACTIONS_BOT}; "
                              "also CI_STABILITY_BOT_LOGIN)")
+
+
+def _bounded(low: int, high: int) -> Any:
+    def convert(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"expected {low} to {high}, got {value}")
+        return value
+    return convert
+
+
+def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
+    """`--max-files`/`--max-bytes`: the ceiling of what one review reads."""
+    parser.add_argument("--max-files", metavar="N", type=_bounded(1, HARD_MAX_FILES),
+                        help="review at most N files, in-scope first (default: "
+                             f"{DEFAULT_LIMITS.max_files}; the config's `limits` may lower it)")
+    parser.add_argument("--max-bytes", metavar="N", type=_bounded(MIN_BYTES, HARD_MAX_BYTES),
+                        help="read at most N bytes of diff and text (default: "
+                             f"{DEFAULT_LIMITS.max_bytes}; the config's `limits` may lower it)")
+
+
+def limits_from(args: argparse.Namespace) -> ReviewLimits:
+    return ReviewLimits(args.max_files or DEFAULT_LIMITS.max_files,
+                        args.max_bytes or DEFAULT_LIMITS.max_bytes)

@@ -13,12 +13,15 @@ from bot.cli.common import (
     FAIL_LEVELS,
     UsageError,
     add_github_arguments,
+    add_limit_arguments,
     exit_code,
+    limits_from,
     select_rules,
     write_output,
 )
 from bot.core.config import CONFIG_PATH, Config, ConfigError, parse_config
 from bot.core.engine import classify_snapshot, review
+from bot.core.limits import ReviewLimits, effective_limits
 from bot.core.report import Report
 from bot.core.snapshot import PullRequestSnapshot
 from bot.core.surfaces import classify, surface_table
@@ -65,6 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="failure index (SQLite, as written by the App or `runs backfill`): "
                              "adds the prior failing runs related to the changed files")
     parser.add_argument("--output", "-o", metavar="FILE", help="write the output here")
+    add_limit_arguments(parser)
     return parser
 
 
@@ -109,11 +113,13 @@ def _load_config(args: argparse.Namespace) -> Config:
     return config
 
 
-def _snapshot(args: argparse.Namespace, config: Config) -> PullRequestSnapshot:
+def _snapshot(args: argparse.Namespace, config: Config, limits: ReviewLimits
+              ) -> PullRequestSnapshot:
     table = surface_table(config.surfaces)
     if args.patch:
         snapshot = snapshot_from_patch(
-            _read(args.patch), wanted=lambda path: classify(path, table) is not None)
+            _read(args.patch), limits=limits,
+            wanted=lambda path: classify(path, table) is not None)
     elif args.staged:
         snapshot = snapshot_from_index(
             Path(args.repo), lambda path: classify(path, table) is not None)
@@ -167,11 +173,14 @@ def main(argv: Sequence[str]) -> int:
     try:
         config = _load_config(args)
         rules = select_rules(args.rules)
-        snapshot = _snapshot(args, config)
+        limits, over = effective_limits(config.limits, limits_from(args))
+        snapshot = _snapshot(args, config, limits)
     except (UsageError, SourceError, ConfigError) as exc:
         sys.stderr.write(f"ci-stability review: {exc}\n")
         return 2
-    report = review(snapshot, config, rules)
+    if over:
+        sys.stderr.write(f"ci-stability review: warning: {over} (--max-files/--max-bytes)\n")
+    report = review(snapshot, config, rules, limits=limits)
     if args.evidence_db:
         try:
             report = _with_evidence(report, snapshot, args.evidence_db, config)

@@ -19,7 +19,9 @@ from bot.cli.common import (
     FAIL_LEVELS,
     UsageError,
     add_github_arguments,
+    add_limit_arguments,
     exit_code,
+    limits_from,
     select_rules,
     write_output,
 )
@@ -60,6 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--fail-level", choices=FAIL_LEVELS)
     parser.add_argument("--rules", metavar="ID[,ID…]", help="run only these rules")
     parser.add_argument("--output", "-o", metavar="FILE", help="write the output here")
+    add_limit_arguments(parser)
     return parser
 
 
@@ -109,6 +112,7 @@ def run(args: argparse.Namespace, driver: SyncDriver | None = None) -> int:
             owner, repo, number, rules=select_rules(args.rules), option_specs=option_specs(),
             bot_login=bot_login, publish=bool(args.post), force=True, early_check=False,
             config_text=config_text, buttons=False,  # no App here to answer the button
+            limits=limits_from(args),
         )
     except UsageError as exc:
         err.write(f"ci-stability review: {exc}\n")

@@ -19,6 +19,7 @@ from bot.core.config_reader import FAILED as _FAILED
 from bot.core.config_reader import ConfigError as ConfigError  # re-exported: the public name
 from bot.core.config_reader import Exhausted, Reader, check_shape, close_match
 from bot.core.findings import Confidence, Severity
+from bot.core.limits import HARD_MAX_BYTES, HARD_MAX_FILES, MIN_BYTES, LimitsRequest
 from bot.core.surfaces import SURFACES
 
 CONFIG_PATH = ".github/ci-stability.yml"
@@ -56,6 +57,8 @@ class Config:
     # Findings below this confidence are not reported at all (medium: report everything;
     # the medium ones go to the summary, collapsed, never inline).
     min_confidence: Confidence = Confidence.MEDIUM
+    # Lower caps on what one review reads (the operator's ceiling still bounds them).
+    limits: LimitsRequest | None = None
     source: str | None = None
 
     def settings(self, rule_id: str) -> RuleSettings:
@@ -71,7 +74,7 @@ RuleOptionSpecs = Mapping[str, Mapping[str, Any]]
 
 _TOP_KEYS = ("version", "fail_on", "rules", "surfaces", "knobs", "extra_knobs",
              "dedup_heading", "ignore", "review_drafts", "on_error", "advisor",
-             "min_confidence")
+             "min_confidence", "limits")
 ON_ERROR = ("neutral", "failure")
 
 
@@ -135,6 +138,8 @@ def _top_value(reader: Reader, key: str, vnode: yaml.Node, specs: RuleOptionSpec
             return Confidence.parse(raw)
         except ValueError as exc:
             raise reader.fail(vnode, key, str(exc)) from None
+    if key == "limits":
+        return _parse_limits(reader, vnode)
     if key == "rules":
         return _parse_rules(reader, vnode, specs)
     if key == "surfaces":
@@ -157,6 +162,24 @@ def _top_value(reader: Reader, key: str, vnode: yaml.Node, specs: RuleOptionSpec
     if key == "ignore":
         return _parse_ignores(reader, vnode, specs)
     return reader.boolean(vnode, key)  # review_drafts, advisor
+
+
+_LIMIT_BOUNDS = {"max_files": (1, HARD_MAX_FILES), "max_bytes": (MIN_BYTES, HARD_MAX_BYTES)}
+
+
+def _parse_limits(reader: Reader, node: yaml.Node) -> LimitsRequest:
+    values: dict[str, int] = {}
+    for name, knode, vnode in reader.mapping(node, "limits"):
+        where = f"limits.{name}"
+        if name not in _LIMIT_BOUNDS:
+            raise reader.fail(knode, where, "unknown key (expected max_files, max_bytes)")
+        low, high = _LIMIT_BOUNDS[name]
+        value = reader.plain(vnode, where)
+        if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+            raise reader.fail(vnode, where,
+                              f"expected an integer from {low} to {high}, got {value!r}")
+        values[name] = value
+    return LimitsRequest(**values)
 
 
 def _parse_rules(

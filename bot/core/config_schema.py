@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from bot.core.config import ON_ERROR, RuleOptionSpecs
+from bot.core.limits import HARD_MAX_BYTES, HARD_MAX_FILES, MIN_BYTES
 from bot.core.surfaces import SURFACES
 
 SCHEMA_ID = ("https://raw.githubusercontent.com/ci-stability-bot/ci-stability-bot/main/"
@@ -86,6 +87,17 @@ def config_schema(specs: RuleOptionSpecs) -> dict[str, Any]:
                 "properties": {"rule": {"enum": rule_ids}, "paths": _TEXTS, "reason": _TEXT},
             }},
             "review_drafts": {"type": "boolean"},
+            "limits": {
+                "type": "object",
+                "additionalProperties": False,
+                "description": "Read at most this much of a PR (the operator's ceiling "
+                               "still applies); in-scope files first.",
+                "properties": {
+                    "max_files": {"type": "integer", "minimum": 1, "maximum": HARD_MAX_FILES},
+                    "max_bytes": {"type": "integer", "minimum": MIN_BYTES,
+                                  "maximum": HARD_MAX_BYTES},
+                },
+            },
             "advisor": {"type": "boolean",
                         "description": "Let the LLM advisor explain failures (if configured)."},
         },

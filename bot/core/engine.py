@@ -7,45 +7,22 @@ import hashlib
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 from bot.core.config import Config
 from bot.core.findings import Finding, Severity
 from bot.core.globs import glob_match
+from bot.core.limits import DEFAULT_LIMITS as DEFAULT_LIMITS  # re-exported
+from bot.core.limits import ReviewLimits as ReviewLimits  # re-exported
+from bot.core.limits import cap_notice as cap_notice  # re-exported
+from bot.core.limits import file_size as file_size  # re-exported
 from bot.core.report import FileError, Report, Suppressed, Waiver
 from bot.core.rule import Rule, RuleContext
-from bot.core.snapshot import ChangedFile, PullRequestSnapshot
+from bot.core.snapshot import PullRequestSnapshot
 from bot.core.suppressions import Suppression, collect
 from bot.core.surfaces import classify_files, surface_table
 
 SUPPRESSION_RULE = "suppression"
 _SPACE_RE = re.compile(r"\s+")
-_NAMED_SKIPS = 10  # the notice names this many skipped files, then counts the rest
-
-
-@dataclass(frozen=True)
-class ReviewLimits:
-    """What one review reads at most. Over it, in-scope files are kept first (in the
-    PR's order) and the notice names what was left out: never a silent gap."""
-
-    max_files: int = 3000  # GitHub lists at most 3,000 files of a pull request
-    max_bytes: int = 64 * 1024 * 1024  # diff lines plus full texts, summed over files
-
-
-DEFAULT_LIMITS = ReviewLimits()
-
-
-def file_size(changed: ChangedFile) -> int:
-    """What a file costs against `ReviewLimits.max_bytes`."""
-    lines = sum(len(line.text) for hunk in changed.hunks for line in hunk.lines)
-    return lines + len(changed.base_text or "") + len(changed.head_text or "")
-
-
-def cap_notice(limits: ReviewLimits, skipped: Sequence[str]) -> str:
-    named = ", ".join(f"`{path}`" for path in skipped[:_NAMED_SKIPS])
-    more = f" and {len(skipped) - _NAMED_SKIPS} more" if len(skipped) > _NAMED_SKIPS else ""
-    return (f"Review capped at {limits.max_files} files and {limits.max_bytes // 2**20} MiB "
-            f"of diff and text: {len(skipped)} file(s) not reviewed: {named}{more}.")
 
 
 def limit_snapshot(snapshot: PullRequestSnapshot, limits: ReviewLimits
@@ -54,7 +31,7 @@ def limit_snapshot(snapshot: PullRequestSnapshot, limits: ReviewLimits
     ordered = sorted(range(len(snapshot.files)),
                      key=lambda i: (snapshot.files[i].surface is None, i))
     kept: set[int] = set()
-    skipped: list[str] = []
+    skipped: list[str] = list(snapshot.capped)
     total = 0
     for i in ordered:
         changed = snapshot.files[i]
@@ -68,7 +45,7 @@ def limit_snapshot(snapshot: PullRequestSnapshot, limits: ReviewLimits
         return snapshot
     return dataclasses.replace(
         snapshot, files=tuple(f for i, f in enumerate(snapshot.files) if i in kept),
-        notices=(*snapshot.notices, (None, cap_notice(limits, skipped))))
+        capped=(), notices=(*snapshot.notices, (None, cap_notice(limits, skipped))))
 
 
 def classify_snapshot(snapshot: PullRequestSnapshot, config: Config) -> PullRequestSnapshot:
@@ -156,7 +133,7 @@ def review(
     waivers: Sequence[Waiver] = (),
     limits: ReviewLimits = DEFAULT_LIMITS,
 ) -> Report:
-    files_total = len(snapshot.files)
+    files_total = len(snapshot.files) + len(snapshot.capped)
     snapshot = limit_snapshot(classify_snapshot(snapshot, config), limits)
     errors = [FileError(path, message) for path, message in snapshot.notices]
     errors += [FileError(f.path, f.patch_error) for f in snapshot.files if f.patch_error]

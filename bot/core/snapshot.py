@@ -162,6 +162,9 @@ class PullRequestSnapshot:
     labels: tuple[str, ...] = ()
     # Problems met while building the snapshot (unreadable input, caps hit).
     notices: tuple[tuple[str | None, str], ...] = field(default=())
+    # Files the source left out to stay within the review's limits (paths, PR order):
+    # the engine names them in its cap notice with any it leaves out itself.
+    capped: tuple[str, ...] = ()
     # The repository at the base revision, when the source can offer it (see
     # bot/core/repo_view.py); not part of the snapshot's identity.
     repo_view: RepoView | None = field(default=None, compare=False, repr=False)

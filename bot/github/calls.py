@@ -129,19 +129,29 @@ def expect(call: ApiCall, ok: tuple[int, ...] = (200, 201)) -> Flow[Any]:
 def paginate(
     url: str, operation: str, *, params: Mapping[str, str | int] | None = None,
     item_key: str | None = None, limit: int | None = None,
+    each: Callable[[Any], None] | None = None,
 ) -> Flow[list[Any]]:
-    """Every item of a listing, following `Link: rel="next"` at 100 per page."""
+    """Every item of a listing, following `Link: rel="next"` at 100 per page. With
+    `each`, the items go to it as their page arrives (it keeps what it needs, so no
+    page outlives the next) and the list returned is empty."""
     items: list[Any] = []
+    seen = 0
     call = ApiCall("GET", url, {**(params or {}), "per_page": PER_PAGE}, operation=operation)
     while True:
         result = yield call
         if result.status != 200:
             raise GitHubError(call, result)
         page = result.data[item_key] if item_key else result.data
-        items.extend(page if isinstance(page, list) else [])
+        page = page[: None if limit is None else limit - seen] if isinstance(page, list) else []
+        seen += len(page)
+        if each is None:
+            items.extend(page)
+        else:
+            for item in page:
+                each(item)
         next_url = result.next_url
-        if not next_url or (limit is not None and len(items) >= limit):
-            return items if limit is None else items[:limit]
+        if not next_url or (limit is not None and seen >= limit):
+            return items
         call = ApiCall("GET", next_url, None, operation=operation)
 
 

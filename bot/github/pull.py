@@ -18,12 +18,15 @@ from typing import Any
 
 from bot.core.config import CONFIG_PATH
 from bot.core.diff import parse_file_patch
+from bot.core.limits import DEFAULT_LIMITS, ReviewLimits
 from bot.core.repo_view import parent
 from bot.core.snapshot import ChangedFile, Hunk, PullRequestSnapshot
 from bot.github.api_view import MAX_PREFETCH_DIRS, ApiRepoView
 from bot.github.calls import ApiCall, Flow, expect, paginate, repo_path
 from bot.github.compare import compare_files
+from bot.github.fetch_caps import EntryKeeper, entry_wanted
 from bot.github.file_texts import Fetched, Key, get_file, read_texts
+from bot.github.graphql import MAX_OBJECTS
 from bot.github.patch_texts import added_text, base_from_head, removed_text
 from bot.sources.files import MAX_TEXT_BYTES, from_github_entry
 
@@ -158,24 +161,49 @@ def snapshot_from_api(
 
 
 def _plans(entries: list[dict[str, Any]], wants: Callable[[str], bool],
-           have: dict[int, _Plan]) -> dict[int, _Plan]:
+           have: dict[int, _Plan], keeper: EntryKeeper) -> dict[int, _Plan]:
     return {
         id(entry): _plan(entry) for entry in entries
-        if id(entry) not in have and (wants(entry["filename"]) or (
-            entry.get("previous_filename") is not None and wants(entry["previous_filename"])))
+        if id(entry) not in have and not keeper.is_capped(entry) and entry_wanted(entry, wants)
     }
 
 
-def list_entries(owner: str, repo: str, number: int, pull: dict[str, Any]
-                 ) -> Flow[list[dict[str, Any]]]:
-    """The PR's changed files: one comparison where it is equivalent, else list-files."""
+def list_entries(owner: str, repo: str, number: int, pull: dict[str, Any],
+                 keeper: EntryKeeper | None = None) -> Flow[list[dict[str, Any]]]:
+    """The PR's changed files: one comparison where it is equivalent, else list-files;
+    `keeper` drops the patches past the review's limits as they arrive."""
     entries = yield from compare_files(owner, repo, pull)
     if entries is None:
         entries = yield from paginate(
             f"{repo_path(owner, repo)}/pulls/{number}/files", "pulls/list-files",
-            limit=MAX_LISTED_FILES,
+            limit=MAX_LISTED_FILES, each=keeper.offer if keeper else None,
         )
-    return entries
+    elif keeper is not None:
+        for entry in entries:
+            keeper.offer(entry)
+    return entries if keeper is None else keeper.entries
+
+
+def _fetch_within(
+    owner: str, repo: str, plans: list[_Plan], pull: dict[str, Any], cap: int,
+    notices: Notices, config: Key | None, view: ApiRepoView | None, keeper: EntryKeeper,
+) -> Flow[str | None]:
+    """`_fetch_texts` a batch at a time while the byte budget lasts; the files whose
+    texts it no longer affords are left out of the review (named in its notice)."""
+    config_text: str | None = None
+    for start in range(0, max(len(plans), 1), MAX_OBJECTS):
+        chunk = plans[start : start + MAX_OBJECTS]
+        if keeper.spent:
+            for plan in plans[start:]:
+                keeper.drop(plan.entry)
+            if start or config is None:
+                break
+            chunk = []  # the config is still read
+        text = yield from _fetch_texts(owner, repo, chunk, pull, cap, notices,
+                                       config if start == 0 else None, view if start == 0 else None)
+        config_text = text if start == 0 else config_text
+        keeper.spend(sum(len(p.base or "") + len(p.head or "") for p in chunk))
+    return config_text
 
 
 def fetch_snapshot(
@@ -186,10 +214,12 @@ def fetch_snapshot(
     wants_contents: Callable[[str], bool],
     text_cap: int = MAX_TEXT_BYTES,
     pull: dict[str, Any] | None = None,
+    limits: ReviewLimits = DEFAULT_LIMITS,
 ) -> Flow[PullRequestSnapshot]:
     """The PR as the engine sees it. Pass `pull` when the PR was already fetched."""
     snapshot, _ = yield from fetch_snapshot_and_config(
-        owner, repo, number, wants_contents=wants_contents, text_cap=text_cap, pull=pull)
+        owner, repo, number, wants_contents=wants_contents, text_cap=text_cap, pull=pull,
+        limits=limits)
     return snapshot
 
 
@@ -203,32 +233,39 @@ def fetch_snapshot_and_config(
     pull: dict[str, Any] | None = None,
     config_ref: str | None = None,
     rescope: Callable[[str | None], Callable[[str], bool]] | None = None,
+    limits: ReviewLimits = DEFAULT_LIMITS,
 ) -> Flow[tuple[PullRequestSnapshot, str | None]]:
     """The snapshot, and the config's text read at `config_ref` (the default branch) in
     the same query when given (None: not asked, or no config there). `rescope` maps that
     text to the files it puts in scope; texts of files it adds are fetched after it."""
     if pull is None:
         pull = yield from get_pull(owner, repo, number)
-    entries = yield from list_entries(owner, repo, number, pull)
+    keeper = EntryKeeper(limits, wants_contents)
+    entries = yield from list_entries(owner, repo, number, pull, keeper)
     notices: Notices = []
     changed_files = pull.get("changed_files")
     if isinstance(changed_files, int) and changed_files > len(entries):
         notices.append((None, f"GitHub lists only the first {len(entries)} of "
                               f"{changed_files} changed files; the rest were not reviewed"))
-    plans = _plans(entries, wants_contents, {})
+    plans = _plans(entries, wants_contents, {}, keeper)
     base_sha = pull["base"].get("sha")
     view = ApiRepoView(owner, repo, base_sha, cap=text_cap) if base_sha else None
-    config_text = yield from _fetch_texts(
+    config_text = yield from _fetch_within(
         owner, repo, list(plans.values()), pull, text_cap, notices,
-        (CONFIG_PATH, config_ref) if config_ref else None, view)
+        (CONFIG_PATH, config_ref) if config_ref else None, view, keeper)
     if config_ref and rescope is not None:
-        more = _plans(entries, rescope(config_text), plans)
+        more = _plans(entries, rescope(config_text), plans, keeper)
         if more:
-            yield from _fetch_texts(owner, repo, list(more.values()), pull, text_cap, notices,
-                                    None, view)
+            yield from _fetch_within(owner, repo, list(more.values()), pull, text_cap,
+                                     notices, None, view, keeper)
             plans.update(more)
     files: list[ChangedFile] = []
+    capped: list[tuple[bool, int, str]] = []  # (out of scope, order, path): as the engine
     for entry in entries:
+        if keeper.is_capped(entry):
+            capped.append((not entry_wanted(entry, wants_contents), len(capped),
+                           entry["filename"]))
+            continue
         plan = plans.get(id(entry))
         base, head = (plan.base, plan.head) if plan else (None, None)
         changed = from_github_entry(
@@ -240,5 +277,6 @@ def fetch_snapshot_and_config(
             # commented inline on such a file.
             changed = dataclasses.replace(changed, patch_missing=True)
         files.append(changed)
-    snapshot = dataclasses.replace(snapshot_from_api(pull, files, notices), repo_view=view)
+    snapshot = dataclasses.replace(snapshot_from_api(pull, files, notices), repo_view=view,
+                                   capped=tuple(path for *_, path in sorted(capped)))
     return snapshot, config_text

@@ -23,6 +23,7 @@ from typing import Any
 import bot
 from bot.core.config import CONFIG_PATH, Config, ConfigError, parse_config
 from bot.core.engine import review
+from bot.core.limits import DEFAULT_LIMITS, ReviewLimits, effective_limits
 from bot.core.report import FileError, Report, Waiver
 from bot.core.rule import Rule
 from bot.core.snapshot import PullRequestSnapshot
@@ -69,6 +70,8 @@ class ReviewRequest:
     config_text: str | None = None  # use this instead of the default branch's config
     pull: dict[str, Any] | None = None  # the PR as already fetched by the caller
     text_cap: int = MAX_TEXT_BYTES
+    # The ceiling on what one review reads (the operator's); the config may lower it.
+    limits: ReviewLimits = DEFAULT_LIMITS
     max_comments: int = MAX_COMMENTS
     buttons: bool = True  # the check's Re-run button: only the App can act on it
     check_only: bool = False  # publish the check run alone (the Action's `check` reporter)
@@ -145,8 +148,12 @@ def evaluate(snapshot: PullRequestSnapshot, config: Config, problem: str | None,
              request: ReviewRequest) -> Flow[Report]:
     # The App's repository view may be asked what it does not hold yet: it is filled
     # (budgeted) and the engine runs again; hooks run once, on the final report.
-    report = yield from with_repo_context(
-        snapshot.repo_view, lambda: review(snapshot, config, request.rules, request.waivers))
+    limits, over = effective_limits(config.limits, request.limits)
+    report = yield from with_repo_context(snapshot.repo_view, lambda: review(
+        snapshot, config, request.rules, request.waivers, limits))
+    if over:
+        report = dataclasses.replace(
+            report, errors=(*report.errors, FileError(CONFIG_PATH, over)))
     if problem:
         report = dataclasses.replace(
             report, errors=(*report.errors, FileError(CONFIG_PATH, problem))
@@ -200,6 +207,7 @@ def review_pull_request(
     snapshot, fetched = yield from fetch_snapshot_and_config(
         owner, repo, number, wants_contents=in_scope(config), text_cap=request.text_cap,
         pull=pull, config_ref=None if read else default_branch,
+        limits=effective_limits(config.limits, request.limits)[0],
         rescope=lambda text: in_scope(load_config(text, specs)[0]),
     )
     if not read:

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 from email.header import decode_header, make_header
 
 from bot.core.diff import FilePatch, iter_unified_diff
-from bot.core.engine import DEFAULT_LIMITS, ReviewLimits, cap_notice, file_size
+from bot.core.limits import DEFAULT_LIMITS, ReviewLimits, file_size
 from bot.core.snapshot import ChangedFile, PullRequestSnapshot
 from bot.sources.files import decode_text, from_patch
 
@@ -56,16 +56,16 @@ class _Kept:
         return (len(self.chosen) + len(self.others) < self.limits.max_files
                 and self.total + size <= self.limits.max_bytes)
 
-    def result(self) -> tuple[tuple[ChangedFile, ...], str | None]:
+    def result(self) -> tuple[tuple[ChangedFile, ...], tuple[str, ...]]:
         kept = sorted(self.chosen + self.others, key=lambda entry: entry[0])
         files = tuple(changed for _, changed, _ in kept)
-        if not self.skipped:
-            return files, None
-        return files, cap_notice(self.limits, [path for _, path in sorted(self.skipped)])
+        # In-scope first, as the engine names what it leaves out.
+        skipped = sorted(self.skipped, key=lambda item: (not self.wanted(item[1]), item[0]))
+        return files, tuple(path for _, path in skipped)
 
 
-def _keep(patches: Iterable[FilePatch], limits: ReviewLimits,
-          wanted: Callable[[str], bool]) -> tuple[tuple[ChangedFile, ...], str | None, bool]:
+def _keep(patches: Iterable[FilePatch], limits: ReviewLimits, wanted: Callable[[str], bool]
+          ) -> tuple[tuple[ChangedFile, ...], tuple[str, ...], bool]:
     kept = _Kept(limits, wanted)
     any_file = False
     for order, patch in enumerate(patches):
@@ -79,7 +79,7 @@ def snapshot_from_patch(
     limits: ReviewLimits = DEFAULT_LIMITS, wanted: Callable[[str], bool] = lambda path: True,
 ) -> PullRequestSnapshot:
     """The patch as a snapshot of at most `limits` (in-scope files, by `wanted`, first);
-    the files left out are named in a notice, as the engine would."""
+    the files left out are in `capped`, for the engine's notice."""
     text, problem = decode_text(data)
     notices: list[tuple[str | None, str]] = []
     if text is None:
@@ -88,8 +88,6 @@ def snapshot_from_patch(
     elif problem:
         notices.append((None, f"patch is {problem}; undecodable bytes were replaced"))
     files, capped, any_file = _keep(iter_unified_diff(text), limits, wanted)
-    if capped is not None:
-        notices.append((None, capped))
     if not any_file and text.strip():
         notices.append((None, "no file sections found: input does not look like a unified diff"))
     return PullRequestSnapshot(
@@ -97,4 +95,5 @@ def snapshot_from_patch(
         title=title or _format_patch_subject(text),
         body=body,
         notices=tuple(notices),
+        capped=capped,
     )

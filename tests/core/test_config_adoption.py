@@ -33,6 +33,7 @@ VALID = [
     "extra_knobs: [my_knob]\nknobs: [a, b]\ndedup_heading: '(?im)^#+ dup'\n",
     "ignore:\n  - rule: silenced-test\n    paths: ['test/legacy/**']\n    reason: tracked\n",
     "review_drafts: true\n",
+    "limits:\n  max_files: 300\n  max_bytes: 1048576\n",
 ]
 INVALID = [
     "version: 2\n",
@@ -51,6 +52,9 @@ INVALID = [
     "review_drafts: sometimes\n",
     "dedup_heading: '   '\n",
     "- just\n- a list\n",
+    "limits:\n  max_files: 0\n",
+    "limits:\n  max_bytes: 12\n",
+    "limits:\n  colour: 1\n",
 ]
 
 
