@@ -179,6 +179,8 @@ class SqlFailureIndex:
         pg_trgm's index on PostgreSQL when the extension is there, else (or with
         `portable`, for comparisons) the same measure computed here.
         """
+        if not 0.0 <= threshold <= 1.0:
+            raise ValueError(f"a similarity threshold is between 0 and 1, not {threshold}")
         query = query if query is not None else JobQuery()
         limit = max(query.limit, 0)
         if self.trigram and not portable:
