@@ -4,7 +4,7 @@ The measure is pg_trgm's trigram similarity on both backends, so the same near-d
 are found whichever database holds the index:
 
 * on PostgreSQL with the `pg_trgm` extension, the `%` operator against a GIN trigram
-  index on `ci_jobs.signature` (migration 3 of the failure index) does the work;
+  index on `LOWER(ci_jobs.signature)` (migration 3 of the failure index) does the work;
 * everywhere else (SQLite, or a PostgreSQL where the extension could not be created) the
   portable method reads the distinct failure signatures of the window and scores them
   here with `similarity()`, a port of pg_trgm's: lower-cased alphanumeric words, each
@@ -99,8 +99,9 @@ def trigram_similar(db: Db, text: str, query: JobQuery, threshold: float,
     """PostgreSQL with pg_trgm: `signature % text` under the session's threshold, which
     the GIN trigram index answers; `similarity()` orders the matches."""
     where, params = job_where(_failures(query, limit), postgres=True)
-    where.append("j.signature %% ?")  # `%%` is psycopg's escape for the `%` operator
-    sql = job_select_sql(where, "similarity(j.signature, ?)").replace("?", "%s")
+    # `%%` is psycopg's escape for the `%` operator; LOWER() matches the index's expression.
+    where.append("LOWER(j.signature) %% LOWER(?)")
+    sql = job_select_sql(where, "similarity(LOWER(j.signature), LOWER(?))").replace("?", "%s")
     args: list[Any] = [text, *params, text, limit]  # the score comes first in the SELECT
     with db.transaction() as tx:
         # SET LOCAL: the threshold lasts for this transaction only.

@@ -25,6 +25,7 @@ from bot.evidence.index import (
     SqliteFailureIndex,
     open_failure_index,
 )
+from bot.evidence.index_query import job_select_sql, job_where
 from bot.evidence.index_similar import TRIGRAM_INDEX, similarity, trigrams
 from tests.evidence.factories import CI_LOGS, NOW, job
 from tests.pg import PgServer
@@ -141,13 +142,30 @@ def test_python_trigrams_and_similarity_equal_pg_trgm_on_real_signatures(pg_url:
     index.close()
 
 
+def _plan(conn: psycopg.Connection[tuple[str]], sql: str, params: list[object]) -> str:
+    return "\n".join(row[0] for row in conn.execute("EXPLAIN " + sql, params))
+
+
 def test_postgres_lookup_can_use_the_gin_trigram_index(pg_url: str) -> None:
     index = open_failure_index(pg_url)
     with psycopg.connect(pg_url) as conn:
         conn.execute("SET enable_seqscan = off")
-        plan = "\n".join(row[0] for row in conn.execute(
-            "EXPLAIN SELECT job_id FROM ci_jobs WHERE signature %% %s", (_sig(NCCL),)))
-    assert TRIGRAM_INDEX in plan
+        assert TRIGRAM_INDEX in _plan(
+            conn, "SELECT job_id FROM ci_jobs WHERE LOWER(signature) %% LOWER(%s)", [_sig(NCCL)])
+    index.close()
+
+
+def test_exact_signature_lookups_stay_off_the_trigram_index(pg_url: str) -> None:
+    """pg_trgm's GIN class answers `=` too; on the bare column the planner chose it for
+    lookup.py's `signature IN (...)` and made those lookups ~100x slower."""
+    index = open_failure_index(pg_url)
+    _load(index)
+    where, params = job_where(JobQuery(signatures=(_sig(NCCL), _sig(NCCL_OMNI))), True)
+    with psycopg.connect(pg_url) as conn:
+        conn.execute("ANALYZE ci_jobs")
+        conn.execute("SET enable_seqscan = off")  # any usable index would now be taken
+        plan = _plan(conn, job_select_sql(where).replace("?", "%s"), [*params, 10])
+    assert TRIGRAM_INDEX not in plan
     index.close()
 
 
