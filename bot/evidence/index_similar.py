@@ -78,14 +78,25 @@ def portable_similar(db: Db, text: str, query: JobQuery, threshold: float,
     rows = db.execute(
         "SELECT DISTINCT j.signature FROM ci_jobs j"
         f" WHERE {' AND '.join(where)}", params).fetchall()
-    scores = {str(row[0]): similarity(text, str(row[0])) for row in rows}
-    close = sorted(s for s, score in scores.items() if score >= threshold)
+    by_score: dict[float, list[str]] = {}
+    for (signature,) in rows:
+        score = similarity(text, str(signature))
+        if score >= threshold:
+            by_score.setdefault(score, []).append(str(signature))
+    # Best score first; within one score the jobs come newest first, as in the SQL, so
+    # each score's `LIMIT` keeps exactly the rows the single trigram query would.
     found: list[SimilarFailure] = []
-    for start in range(0, len(close), _IN_CHUNK):
-        chunk = replace(scope, signatures=tuple(close[start:start + _IN_CHUNK]))
-        found.extend(SimilarFailure(job, scores[job.signature or ""])
-                     for job in _select(db, chunk, limit))
-    return _order(found)[:limit]
+    for score in sorted(by_score, reverse=True):
+        if len(found) >= limit:
+            break
+        group: list[SimilarFailure] = []
+        names = sorted(by_score[score])
+        for start in range(0, len(names), _IN_CHUNK):
+            chunk = replace(scope, signatures=tuple(names[start:start + _IN_CHUNK]))
+            group.extend(SimilarFailure(job, score)
+                         for job in _select(db, chunk, limit - len(found)))
+        found.extend(_order(group)[:limit - len(found)])
+    return found
 
 
 def _select(db: Db, query: JobQuery, limit: int) -> list[JobRecord]:

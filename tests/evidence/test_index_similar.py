@@ -228,3 +228,15 @@ def test_postgres_without_pg_trgm_falls_back_with_a_notice(
         assert len(expected) >= 2
     pg_index.close()
     sqlite_index.close()
+
+
+def test_the_limit_keeps_the_most_similar_not_the_newest(index: SqlFailureIndex) -> None:
+    omni = BY_ID[NCCL_OMNI]
+    for i in range(5):  # newer than everything, but less similar to the NCCL failure
+        index.upsert_job(dataclasses.replace(omni, job_id=f"omni-{i}",
+                                             finished_at=NOW - timedelta(minutes=i)), now=NOW)
+    top = _found(index.similar_failures(_sig(NCCL), JobQuery(limit=3)))
+    assert [score for _, score in top] == [1.0, 1.0, 1.0]
+    assert {job_id for job_id, _ in top} == {NCCL, "elsewhere", "ancient"}
+    more = _found(index.similar_failures(_sig(NCCL), JobQuery(limit=5)))
+    assert [job_id for job_id, _ in more[3:]] == ["omni-0", "omni-1"]
