@@ -6,8 +6,10 @@ the same commit) from a broken one. Callers depend on the `FailureIndex` protoco
 default) and PostgreSQL (`PostgresFailureIndex`, beside the replicas' store), through
 bot/store/db.py; `open_failure_index` picks by the target. Its tables carry a `ci_`
 prefix and their own schema-version row, so they can share a database with the App's
-store without either migration touching the other. No method reads the clock: times
-come in as arguments.
+store without either migration touching the other (schema: index_schema.py). Similar
+failures (near-duplicate signatures) come from pg_trgm on PostgreSQL and from the same
+measure computed in Python elsewhere (index_similar.py). No method reads the clock:
+times come in as arguments.
 """
 
 from __future__ import annotations
