@@ -5,9 +5,9 @@
 For each N: one SQLite file and one fresh PostgreSQL database (tests/pg.py) get the same
 N failing jobs, each with a distinct signature: one of the real root causes of
 tests/data/ci-logs (round robin) followed by a test id made of words drawn from those
-logs, so no two are equal and most share only their real part. The lookups are the 37
-real signatures (33 of the 37 logs have one) themselves (threshold 0.4, the default; a 14-day window of one
-repository), timed per lookup for
+logs, so no two are equal and most share only their real part. The lookups are the
+real signatures themselves (33 of the 37 logs have one; threshold 0.4, the default; a
+14-day window of one repository), timed per lookup for
 
 * SQLite, the portable method (the baseline: what SQLite always does);
 * PostgreSQL, the portable method (what it does when pg_trgm cannot be created);
