@@ -6,8 +6,10 @@ the same commit) from a broken one. Callers depend on the `FailureIndex` protoco
 default) and PostgreSQL (`PostgresFailureIndex`, beside the replicas' store), through
 bot/store/db.py; `open_failure_index` picks by the target. Its tables carry a `ci_`
 prefix and their own schema-version row, so they can share a database with the App's
-store without either migration touching the other. No method reads the clock: times
-come in as arguments.
+store without either migration touching the other (schema: index_schema.py). Similar
+failures (near-duplicate signatures) come from pg_trgm on PostgreSQL and from the same
+measure computed in Python elsewhere (index_similar.py). No method reads the clock:
+times come in as arguments.
 """
 
 from __future__ import annotations
@@ -18,7 +20,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from bot.evidence.index_query import JOB_COLUMNS, column_value, job_from_row, job_where
+from bot.evidence.index_query import (
+    JOB_COLUMNS,
+    column_value,
+    job_from_row,
+    job_select_sql,
+    job_where,
+)
+from bot.evidence.index_schema import SCHEMA_VERSION, FailureIndexError, migrate
+from bot.evidence.index_similar import DEFAULT_THRESHOLD, portable_similar, trigram_similar
 from bot.evidence.records import (
     FAILED,
     PASSED,
@@ -28,6 +38,7 @@ from bot.evidence.records import (
     JobQuery,
     JobRecord,
     RunRecord,
+    SimilarFailure,
     from_text,
     to_text,
 )
@@ -36,41 +47,10 @@ from bot.store.db import DB_ERRORS, Db, is_postgres_url, open_postgres, redacted
 __all__ = [
     "FAILED", "PASSED", "PROVIDERS", "SCHEMA_VERSION", "Coverage", "FailureIndex",
     "FailureIndexError", "JobQuery", "JobRecord", "PostgresFailureIndex", "RunRecord",
-    "SqlFailureIndex", "SqliteFailureIndex", "from_text", "open_failure_index", "to_text",
+    "SimilarFailure", "SqlFailureIndex", "SqliteFailureIndex", "from_text", "open_failure_index",
+    "to_text",
 ]
 
-
-SCHEMA_VERSION = 2
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS ci_schema (
-    name TEXT PRIMARY KEY, version INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS ci_runs (
-    provider TEXT NOT NULL, run_id TEXT NOT NULL, repo TEXT NOT NULL, pipeline TEXT NOT NULL,
-    workflow_path TEXT, branch TEXT, commit_sha TEXT, pr_number INTEGER, url TEXT,
-    event TEXT, started_at TEXT, finished_at TEXT, conclusion TEXT,
-    jobs_complete INTEGER NOT NULL DEFAULT 0, ingested_at TEXT NOT NULL,
-    PRIMARY KEY (provider, run_id)
-);
-CREATE TABLE IF NOT EXISTS ci_jobs (
-    provider TEXT NOT NULL, job_id TEXT NOT NULL, attempt INTEGER NOT NULL,
-    run_id TEXT, repo TEXT NOT NULL, pipeline TEXT NOT NULL, workflow_path TEXT,
-    job_name TEXT NOT NULL, step TEXT, branch TEXT, commit_sha TEXT, pr_number INTEGER,
-    url TEXT, run_url TEXT, started_at TEXT, finished_at TEXT, conclusion TEXT NOT NULL,
-    category TEXT, line TEXT, line_no INTEGER, signature TEXT, surface TEXT,
-    surface_line_no INTEGER, context TEXT NOT NULL DEFAULT '', mentions TEXT NOT NULL DEFAULT '',
-    log_note TEXT, ingested_at TEXT NOT NULL, chain TEXT,
-    PRIMARY KEY (provider, job_id, attempt)
-);
-CREATE INDEX IF NOT EXISTS ci_jobs_repo_time ON ci_jobs (repo, finished_at);
-CREATE INDEX IF NOT EXISTS ci_jobs_signature ON ci_jobs (repo, signature);
-CREATE INDEX IF NOT EXISTS ci_jobs_commit ON ci_jobs (repo, commit_sha);
-CREATE INDEX IF NOT EXISTS ci_jobs_name ON ci_jobs (repo, job_name);
-CREATE TABLE IF NOT EXISTS ci_cursors (
-    source TEXT PRIMARY KEY, value TEXT NOT NULL, updated_at TEXT NOT NULL
-);
-"""
 
 # Context and mentions are stored one per line; a log line holds no newline.
 _RUN_COLUMNS = [f.name for f in fields(RunRecord)]
@@ -82,10 +62,6 @@ _KEEP_IF_NULL = {
     "category", "line", "line_no", "signature", "surface", "surface_line_no", "chain",
 }
 _KEEP_IF_EMPTY = {"context", "mentions"}
-
-
-class FailureIndexError(Exception):
-    """The index database cannot be opened or has a newer schema than this code."""
 
 
 def open_failure_index(target: str | Path) -> SqlFailureIndex:
@@ -104,31 +80,7 @@ class SqlFailureIndex:
         self._migrate()
 
     def _migrate(self) -> None:
-        with self._db.transaction() as db:
-            if db.postgres:  # replicas starting together create the tables once
-                db.execute("SELECT pg_advisory_xact_lock(hashtext('ci_schema'))")
-            db.executescript([s for s in _SCHEMA.split(";") if s.strip()])
-            row = db.execute(
-                "SELECT version FROM ci_schema WHERE name = 'failure_index'"
-            ).fetchone()
-            if row is None:
-                db.execute(
-                    "INSERT INTO ci_schema (name, version) VALUES ('failure_index', ?)"
-                    " ON CONFLICT (name) DO NOTHING",
-                    (SCHEMA_VERSION,),
-                )
-            elif int(row[0]) == 1:
-                # Version 2 added the root cause's chain (what it explains).
-                db.execute("ALTER TABLE ci_jobs ADD COLUMN chain TEXT")
-                db.execute(
-                    "UPDATE ci_schema SET version = ? WHERE name = 'failure_index'",
-                    (SCHEMA_VERSION,),
-                )
-            elif int(row[0]) > SCHEMA_VERSION:
-                raise FailureIndexError(
-                    f"the failure index at {self.path} has schema version {row[0]}, "
-                    f"newer than this program's {SCHEMA_VERSION}"
-                )
+        self.trigram = migrate(self._db, self.path)
 
     def close(self) -> None:
         self._db.close()
@@ -216,15 +168,26 @@ class SqlFailureIndex:
     def jobs(self, query: JobQuery) -> list[JobRecord]:
         """Matching jobs, newest first; run-level PR numbers fill in what jobs lack."""
         where, params = job_where(query, self._db.postgres)
-        sql = (
-            f"SELECT {', '.join('j.' + c for c in JOB_COLUMNS if c != 'pr_number')}, "
-            "COALESCE(j.pr_number, r.pr_number) "
-            "FROM ci_jobs j LEFT JOIN ci_runs r ON r.provider = j.provider AND r.run_id = j.run_id"
-            f"{' WHERE ' + ' AND '.join(where) if where else ''} "
-            "ORDER BY COALESCE(j.finished_at, j.ingested_at) DESC, j.job_id LIMIT ?"
-        )
+        sql = job_select_sql(where)
         rows = self._db.execute(sql, [*params, max(query.limit, 0)]).fetchall()
         return [job_from_row(row) for row in rows]
+
+    def similar_failures(self, text: str, query: JobQuery | None = None, *,
+                         threshold: float = DEFAULT_THRESHOLD, portable: bool = False
+                         ) -> list[SimilarFailure]:
+        """Failing jobs (within `query`'s filters) whose signature is at least `threshold`
+        similar to `text` (a signature), most similar first, at most `query.limit`.
+
+        pg_trgm's index on PostgreSQL when the extension is there, else (or with
+        `portable`, for comparisons) the same measure computed here.
+        """
+        if not 0.0 <= threshold <= 1.0:
+            raise ValueError(f"a similarity threshold is between 0 and 1, not {threshold}")
+        query = query if query is not None else JobQuery()
+        limit = max(query.limit, 0)
+        if self.trigram and not portable:
+            return trigram_similar(self._db, text, query, threshold, limit)
+        return portable_similar(self._db, text, query, threshold, limit)
 
     def coverage(self, repo: str | None = None) -> Coverage:
         sql = (

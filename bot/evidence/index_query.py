@@ -75,6 +75,20 @@ def job_where(query: JobQuery, postgres: bool = False) -> tuple[list[str], list[
     return where, params
 
 
+def job_select_sql(where: Sequence[str], score: str = "") -> str:
+    """The job query (newest first; run-level PR numbers fill in what jobs lack) for
+    these WHERE terms, with `score` (an SQL expression) as a last column ordered first."""
+    scored = f", {score} AS score" if score else ""
+    return (
+        f"SELECT {', '.join('j.' + c for c in JOB_COLUMNS if c != 'pr_number')}, "
+        f"COALESCE(j.pr_number, r.pr_number){scored} "
+        "FROM ci_jobs j LEFT JOIN ci_runs r ON r.provider = j.provider AND r.run_id = j.run_id"
+        f"{' WHERE ' + ' AND '.join(where) if where else ''} "
+        f"ORDER BY {'score DESC, ' if score else ''}"
+        "COALESCE(j.finished_at, j.ingested_at) DESC, j.job_id LIMIT ?"
+    )
+
+
 def job_from_row(row: Sequence[Any]) -> JobRecord:
     names = [c for c in JOB_COLUMNS if c != "pr_number"] + ["pr_number"]
     raw = dict(zip(names, row, strict=True))

@@ -100,6 +100,14 @@ class JobQuery:
 
 
 @dataclass(frozen=True)
+class SimilarFailure:
+    """A failing job whose signature is close to the one looked up (`similar_failures`)."""
+
+    job: JobRecord
+    similarity: float  # 0..1, pg_trgm's trigram similarity on both backends
+
+
+@dataclass(frozen=True)
 class Coverage:
     """How much the index knows about a repository, and how fresh it is."""
 
@@ -116,6 +124,9 @@ class FailureIndex(Protocol):
     def run_complete(self, provider: str, run_id: str) -> bool: ...
     def has_run(self, provider: str, run_id: str) -> bool: ...
     def jobs(self, query: JobQuery) -> list[JobRecord]: ...
+    def similar_failures(self, text: str, query: JobQuery | None = None, *,
+                         threshold: float = ..., portable: bool = False
+                         ) -> list[SimilarFailure]: ...
     def coverage(self, repo: str | None = None) -> Coverage: ...
     def prune(self, older_than: datetime) -> int: ...
     def get_cursor(self, source: str) -> str | None: ...
