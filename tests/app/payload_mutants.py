@@ -30,6 +30,7 @@ from tests.github.kit import INSTALLATION, NAME, OWNER, REPO, new_fake, push, wo
 WF = ".github/workflows/ci.yml"
 KINDS = ("odd-type", "deep-nesting", "removed-key", "moved-node", "huge-string",
          "non-utf8", "broken-bytes")
+BATCH = 200
 _DEEP = '"\\u0000deep\\u0000"'  # a placeholder replaced by raw nesting after json.dumps
 
 
@@ -184,28 +185,19 @@ def fuzz(work: Path, count: int, seed: int, bound_s: float = 600.0,
     with running_fake_github(fake):
         head = push(fake, 7, {WF: (workflow(), workflow(silenced=True))}, tag="h1")
         cases = seeds(head)
-        jobs = []
-        for i in range(count):
-            event, data = rng.choice(cases)
-            kind, body = mutant(rng, data)
-            jobs.append((f"fuzz-{seed}-{i}-{uuid.UUID(int=rng.getrandbits(128))}", event,
-                         kind, body))
         sent: dict[str, str] = {}
         with serve(work, fake.url, db, env) as (proc, base):
             stop = threading.Event()
             prober = threading.Thread(target=_probe, args=(base, stop, report), daemon=True)
             prober.start()
             try:
+                # In batches: ten thousand bodies of up to a few MB each never sit in memory.
                 with ThreadPoolExecutor(concurrency) as pool:
-                    codes = list(pool.map(lambda j: _answer(base, j), jobs))
-                for (delivery, _event, kind, _body), code in zip(jobs, codes, strict=True):
-                    report.posted += 1
-                    report.by_status[code] += 1
-                    report.by_kind[kind][f"http {code}"] += 1
-                    if code.startswith("5") or code == "no answer":
-                        report.server_errors.append(f"{delivery} ({kind}): HTTP {code}")
-                    if code == "202 queued":
-                        sent[delivery] = kind
+                    for start in range(0, count, BATCH):
+                        jobs = [_job(rng, cases, seed, i)
+                                for i in range(start, min(count, start + BATCH))]
+                        codes = list(pool.map(lambda j: _answer(base, j), jobs))
+                        _tally_http(jobs, codes, report, sent)
                 try:
                     poll(lambda: settled(db), "every delivery to reach a final state", bound_s)
                 except AssertionError as exc:
@@ -216,11 +208,31 @@ def fuzz(work: Path, count: int, seed: int, bound_s: float = 600.0,
             if proc.poll() is not None:
                 report.server_errors.append(f"serve exited with {proc.returncode}")
         _tally_store(db, sent, report)
+        stored = _stored_ids(db)
         report.unstored.extend(f"{d}: acknowledged but not stored"
-                               for d in sent if d not in _stored_ids(db))
+                               for d in sent if d not in stored)
         report.doubled = doubled(fake)
     _scan_log(work, report)
     return report
+
+
+def _job(rng: random.Random, cases: list[tuple[str, dict[str, Any]]], seed: int,
+         i: int) -> tuple[str, str, str, bytes]:
+    event, data = rng.choice(cases)
+    kind, body = mutant(rng, data)
+    return f"fuzz-{seed}-{i}-{uuid.UUID(int=rng.getrandbits(128))}", event, kind, body
+
+
+def _tally_http(jobs: list[tuple[str, str, str, bytes]], codes: list[str], report: Report,
+                sent: dict[str, str]) -> None:
+    for (delivery, _event, kind, _body), code in zip(jobs, codes, strict=True):
+        report.posted += 1
+        report.by_status[code] += 1
+        report.by_kind[kind][f"http {code}"] += 1
+        if code.startswith("5") or code == "no answer":
+            report.server_errors.append(f"{delivery} ({kind}): HTTP {code}")
+        if code == "202 queued":
+            sent[delivery] = kind
 
 
 def _answer(base: str, job: tuple[str, str, str, bytes]) -> str:
