@@ -54,6 +54,33 @@ FIELDS: dict[str, tuple[tuple[tuple[str, ...], tuple[type, ...]], ...]] = {
 _FULL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}/[A-Za-z0-9._-]{1,100}")
 
 
+# Read with `[...]`, so present whenever their parent is: (event, path) as in FIELDS.
+REQUIRED: dict[str, tuple[tuple[str, ...], ...]] = {
+    "check_run": (("check_run", "pull_requests", "*", "number"),),
+    "check_suite": (("check_suite", "pull_requests", "*", "number"),),
+    "issue_comment": (("comment",), ("comment", "id")),
+}
+
+
+def _missing(node: Any, path: tuple[str, ...], where: str = "") -> str | None:
+    """The dotted path of the first place `path` is absent under an existing parent."""
+    if not path:
+        return None
+    head, rest = path[0], path[1:]
+    children: list[tuple[str | int, Any]]
+    if head == "*":
+        children = list(enumerate(node)) if isinstance(node, list) else []
+    elif isinstance(node, dict) and node.get(head) is not None:
+        children = [(head, node[head])]
+    else:
+        return f"{where}{head}" if isinstance(node, dict) else None
+    for key, child in children:
+        found = _missing(child, rest, f"{where}{key}.")
+        if found is not None:
+            return found
+    return None
+
+
 def _json_type(value: Any) -> str:
     return {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
             int: "an integer", float: "a number"}.get(type(value), type(value).__name__)
@@ -84,6 +111,10 @@ def type_problem(event: str, payload: dict[str, Any]) -> str | None:
                 continue
             names = " or ".join(_json_type(t()) for t in allowed)
             return f"malformed {event} payload: `{where}` is {_json_type(value)}, not {names}"
+    for path in REQUIRED.get(event, ()):
+        absent = _missing(payload, path)
+        if absent is not None:
+            return f"malformed {event} payload: no `{absent}`"
     full_name = (payload.get("repository") or {}).get("full_name")
     if isinstance(full_name, str) and not _FULL_NAME.fullmatch(full_name):
         return f"malformed {event} payload: `repository.full_name` is not owner/name"

@@ -56,4 +56,7 @@ def test_wrong_json_types_the_handlers_read_are_dead_letter_reasons() -> None:
              "check_suite": {"pull_requests": [{"number": True}]}}
     _, problem = parsed_payload(_delivery("check_suite", suite))
     assert problem is not None and "`check_suite.pull_requests.0.number` is a boolean" in problem
+    del suite["check_suite"]["pull_requests"][0]["number"]  # a KeyError, once
+    _, problem = parsed_payload(_delivery("check_suite", suite))
+    assert problem == "malformed check_suite payload: no `check_suite.pull_requests.0.number`"
     assert parsed_payload(_delivery("issue_comment", comment)) == (comment, None)
