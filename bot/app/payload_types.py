@@ -28,7 +28,7 @@ FIELDS: dict[str, tuple[tuple[tuple[str, ...], tuple[type, ...]], ...]] = {
     "check_run": (*((("check_run", *p), t) for p, t in _PULLS),
                   (("requested_action",), _OBJ), (("requested_action", "identifier"), _STR)),
     "check_suite": tuple((("check_suite", *p), t) for p, t in _PULLS),
-    "issue_comment": ((("comment", "id"), _INT), (("comment", "body"), _STR),
+    "issue_comment": ((("comment",), _OBJ), (("comment", "id"), _INT), (("comment", "body"), _STR),
                       (("comment", "user"), _OBJ), (("comment", "user", "login"), _STR),
                       (("comment", "user", "type"), _STR)),
     "installation": ((("installation", "account"), _OBJ),

@@ -48,6 +48,9 @@ def test_wrong_json_types_the_handlers_read_are_dead_letter_reasons() -> None:
     _, problem = parsed_payload(_delivery("issue_comment", hostile))
     assert problem == ("malformed issue_comment payload: `comment.user` is an integer, "
                        "not an object")
+    hostile["comment"] = "a string"
+    _, problem = parsed_payload(_delivery("issue_comment", hostile))
+    assert problem == "malformed issue_comment payload: `comment` is a string, not an object"
     run = {"action": "completed", "repository": {"full_name": "o/r"},
            "workflow_run": {"id": 5, "path": {"a": 1}}}
     _, problem = parsed_payload(_delivery("workflow_run", run))
