@@ -13,7 +13,10 @@ from typing import Any
 
 from bot.app.payload_shape import parsed_payload
 from bot.store import Delivery
-from tests.app.payload_mutants import KINDS, fuzz, mutant, seeds
+from tests.app.payload_mutants import KINDS, _post, fuzz, mutant, seeds
+from tests.app.serve_kit import serve
+from tests.fakegithub import running_fake_github
+from tests.github.kit import new_fake
 
 
 def test_signed_mutants_are_refused_or_dead_lettered_never_crash(tmp_path: Path) -> None:
@@ -63,3 +66,13 @@ def test_wrong_json_types_the_handlers_read_are_dead_letter_reasons() -> None:
     _, problem = parsed_payload(_delivery("check_suite", suite))
     assert problem == "malformed check_suite payload: no `check_suite.pull_requests.0.number`"
     assert parsed_payload(_delivery("issue_comment", comment)) == (comment, None)
+
+
+def test_a_lone_surrogate_in_action_is_refused_not_a_503(tmp_path: Path) -> None:
+    # Found by the fuzz: `"\ud800created"` parses, then the store could not encode it.
+    fake = new_fake()
+    body = json.dumps({"action": "\ud800created", "installation": {"id": 1}}).encode()
+    with running_fake_github(fake), serve(tmp_path, fake.url) as (_proc, base):
+        assert _post(base, "installation", body, "surrogate-1") == "400"
+        assert _post(base, "installation", body.replace(b"\\ud800", b""), "ok-1") \
+            == "202 queued"
