@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.app.payload_types import type_problem
 from bot.store import Delivery
 
 # The object each per-PR handler reads (bot/app/routes.py).
@@ -34,6 +35,10 @@ def shape_problem(event: str, payload: dict[str, Any]) -> str | None:
     return None
 
 
+def _problem(event: str, payload: dict[str, Any]) -> str | None:
+    return shape_problem(event, payload) or type_problem(event, payload)
+
+
 def parsed_payload(d: Delivery) -> tuple[object, str | None]:
     """The payload, or None and why it cannot be handled (no retry would change it)."""
     try:
@@ -44,5 +49,5 @@ def parsed_payload(d: Delivery) -> tuple[object, str | None]:
         return None, f"the payload is not a JSON object: {type(exc).__name__}: {exc}"[:300]
     if not isinstance(payload, dict):
         return None, f"the payload is not a JSON object: a JSON {type(payload).__name__}"
-    problem = shape_problem(d.event, payload)
+    problem = _problem(d.event, payload)
     return (None, problem) if problem is not None else (payload, None)

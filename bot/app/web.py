@@ -159,6 +159,11 @@ class _Intake:
             if not self.accepts(event, action):
                 return self._ignored(event, action, delivery_id)
             fields = delivery_fields(payload)
+        try:  # a lone surrogate (`"\ud800"`) parses, but no store can hold it as text
+            f"{action or ''}{fields.repo or ''}".encode()
+        except UnicodeEncodeError:
+            return self._reject(event, "bad_request", 400, "`action` or the repository "
+                                "name is not valid Unicode")
         return await self._persist(delivery_id, event, action, body, fields)
 
     async def _persist(
