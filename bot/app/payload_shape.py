@@ -30,8 +30,9 @@ def shape_problem(event: str, payload: dict[str, Any]) -> str | None:
         return f"malformed {event} payload: no `repository.full_name`"
     number = member.get("number")
     if key in ("pull_request", "issue") and (
-            not isinstance(number, int) or isinstance(number, bool)):
-        return f"malformed {event} payload: `{key}.number` is not an integer"
+            not isinstance(number, int) or isinstance(number, bool) or number < 1):
+        # GitHub numbers start at 1: PR -1 would only earn 404s on every call.
+        return f"malformed {event} payload: `{key}.number` is not a positive integer"
     return None
 
 

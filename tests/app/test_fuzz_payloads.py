@@ -66,6 +66,10 @@ def test_wrong_json_types_the_handlers_read_are_dead_letter_reasons() -> None:
     _, problem = parsed_payload(_delivery("check_suite", suite))
     assert problem == "malformed check_suite payload: no `check_suite.pull_requests.0.number`"
     assert parsed_payload(_delivery("issue_comment", comment)) == (comment, None)
+    numbered = json.loads(json.dumps(comment))
+    numbered["issue"]["number"] = -1  # once recorded a failed review for PR -1
+    _, problem = parsed_payload(_delivery("issue_comment", numbered))
+    assert problem == "malformed issue_comment payload: `issue.number` is not a positive integer"
 
 
 def test_a_lone_surrogate_in_action_is_refused_not_a_503(tmp_path: Path) -> None:
