@@ -73,9 +73,9 @@ def similar_failures(index: FailureIndex, relevance: Relevance, repo: str | None
         return NOTHING  # a clean PR asks the index nothing more
     scope = JobQuery(repo=repo, since=relevance.window_start, until=relevance.now,
                      limit=PER_SEED)
-    found = [(seed, index.similar_failures(seed.job.signature or "", scope))
-             for seed in seeds(relevance)]
-    return group_similar(relevance, found)
+    chosen = seeds(relevance)
+    answers = index.similar_failures_many([s.job.signature or "" for s in chosen], scope)
+    return group_similar(relevance, zip(chosen, answers, strict=True))
 
 
 def evidence_decorator(index: FailureIndex, *, now: datetime,

@@ -22,7 +22,7 @@ from bot.evidence.relevance import RelatedFailure, Relevance, failure_key
 
 MAX_SEEDS = 5  # signatures looked up: those of the newest related failures
 MAX_SIMILAR = 5  # lines shown; the rest are counted
-PER_SEED = 200  # candidates per signature: a noisy related job's own repeats come first
+PER_SEED = 50  # candidates per signature (a noisy related job's own repeats come first)
 _EPOCH = datetime.min.replace(tzinfo=UTC)
 
 

@@ -240,3 +240,15 @@ def test_the_limit_keeps_the_most_similar_not_the_newest(index: SqlFailureIndex)
     assert {job_id for job_id, _ in top} == {NCCL, "elsewhere", "ancient"}
     more = _found(index.similar_failures(_sig(NCCL), JobQuery(limit=5)))
     assert [job_id for job_id, _ in more[3:]] == ["omni-0", "omni-1"]
+
+
+def test_many_lookups_at_once_equal_one_at_a_time(index: SqlFailureIndex) -> None:
+    window = JobQuery(repo="vllm-project/vllm", since=NOW - timedelta(days=14), limit=4)
+    texts = [r.signature for r in FAILURES if r.signature] + ["", "no such failure"]
+    for portable in (True, False):
+        together = index.similar_failures_many(texts, window, threshold=0.3, portable=portable)
+        alone = [index.similar_failures(t, window, threshold=0.3, portable=portable)
+                 for t in texts]
+        assert [_found(r) for r in together] == [_found(r) for r in alone]
+        assert sum(len(r) for r in together) > len(texts)  # not all empty
+    assert index.similar_failures_many([], window) == []
