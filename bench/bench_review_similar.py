@@ -28,7 +28,6 @@ import dataclasses
 import random
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable
 from datetime import timedelta
@@ -37,12 +36,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.bench_similar import real_signatures  # noqa: E402
+from bench.bench_similar import both_backends, real_signatures  # noqa: E402
 from bench.common import machine  # noqa: E402
 from bot.core.config import Config  # noqa: E402
 from bot.core.engine import classify_snapshot, review  # noqa: E402
 from bot.core.report import Report  # noqa: E402
-from bot.evidence.index import SqlFailureIndex, open_failure_index  # noqa: E402
+from bot.evidence.index import SqlFailureIndex  # noqa: E402
 from bot.evidence.lookup import evidence_decorator, prior_failing_runs  # noqa: E402
 from bot.evidence.section import SIMILAR_SUMMARY, attach  # noqa: E402
 from rules import ALL_RULES  # noqa: E402
@@ -123,12 +122,7 @@ def main() -> int:
     print("| backend | review ms | with similar ms | added ms | ratio | lines shown |")
     print("|---|---:|---:|---:|---:|---:|")
     try:
-        with tempfile.TemporaryDirectory() as tmp:
-            lite = open_failure_index(Path(tmp) / "ci.db")
-            post = open_failure_index(pg.url())
-            if not post.trigram:
-                print("pg_trgm is not available; nothing to compare", file=sys.stderr)
-                return 2
+        with both_backends(pg) as (lite, post):
             for index in (lite, post):
                 fill(index, args.failures, signatures, words)
             post._db.execute("ANALYZE ci_jobs")
@@ -141,8 +135,6 @@ def main() -> int:
                 print(f"| {name} | {before * 1e3:.1f} | {after * 1e3:.1f} | "
                       f"{(after - before) * 1e3:+.1f} | {after / before:.2f} | {lines} |",
                       flush=True)
-            lite.close()
-            post.close()
     finally:
         pg.drop()
     return 0

@@ -6,12 +6,17 @@ from __future__ import annotations
 
 import asyncio
 import copy
-from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from tests.app.e2e_kit import comment_payload, live_app, pr_payload
-from tests.evidence.factories import GLM_CONFIG, NOW, ci_log, nightly_oom_on_fake_github
+from tests.evidence.factories import (
+    GLM_CONFIG,
+    NOW,
+    ci_log,
+    failed_job_on_fake_github,
+    nightly_oom_on_fake_github,
+)
 from tests.fakegithub import FakeGitHub, load_payload
 from tests.github.kit import REPO, new_fake, push
 
@@ -53,21 +58,11 @@ def test_indexed_failure_and_duplicate_show_in_review_and_runs_command(tmp_path:
 def _same_oom_on_another_job(fake: FakeGitHub) -> dict[str, Any]:
     """A `workflow_job` delivery: the same B200 OOM (the vendored excerpt alone, which
     names no config) failing a distributed-tests job of a PR branch."""
-    run = fake.add_workflow_run(REPO, head_sha="d" * 40, head_branch="feature", name="CI",
-                                path=".github/workflows/ci.yml", event="pull_request",
-                                created_at=NOW - timedelta(hours=6))
-    failed = fake.add_job(run.id, name="Distributed Tests (4xB200)",
-                          log=ci_log("vllm-issue-51071-cuda-oom-b200-pcp.log").decode(),
-                          started_at=NOW - timedelta(hours=6),
-                          completed_at=NOW - timedelta(hours=5))
-    payload: dict[str, Any] = copy.deepcopy(
-        load_payload("workflow_job.completed.failure.with-organization"))
-    payload["repository"].update(full_name=REPO, html_url=f"https://github.com/{REPO}")
-    payload["workflow_job"].update(
-        id=failed.id, run_id=run.id, name=failed.name, head_sha=run.head_sha,
-        head_branch="feature", workflow_name="CI",
-        html_url=f"https://github.com/{REPO}/actions/runs/{run.id}/job/{failed.id}",
-        started_at="2026-08-05T00:00:00Z", completed_at="2026-08-05T01:00:00Z")
+    payload = failed_job_on_fake_github(
+        fake, REPO, job_name="Distributed Tests (4xB200)",
+        log=ci_log("vllm-issue-51071-cuda-oom-b200-pcp.log").decode(), workflow="CI",
+        path=".github/workflows/ci.yml", event="pull_request", branch="feature",
+        head_sha="d" * 40, hours_ago=5)
     payload["installation"] = {"id": 11, "node_id": "x"}
     return payload
 

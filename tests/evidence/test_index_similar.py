@@ -61,14 +61,10 @@ def _load(index: SqlFailureIndex) -> None:
                                          finished_at=NOW - timedelta(days=60)), now=NOW)
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SqlFailureIndex]:
-    target = request.getfixturevalue("pg_url") if request.param == "postgresql" else (
-        str(tmp_path / "ci.db"))
-    opened = open_failure_index(target)
-    _load(opened)
-    yield opened
-    opened.close()
+@pytest.fixture
+def index(empty_index: SqlFailureIndex) -> SqlFailureIndex:
+    _load(empty_index)
+    return empty_index
 
 
 def _found(results: list[SimilarFailure]) -> list[tuple[str, float]]:

@@ -5,14 +5,12 @@ wording of it, are shown once each, bounded; a clean PR gets nothing."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from bot.core.report import Report
 from bot.core.snapshot import PullRequestSnapshot
-from bot.evidence.index import SqlFailureIndex, open_failure_index
+from bot.evidence.index import SqlFailureIndex
 from bot.evidence.lookup import evidence_decorator, prior_failing_runs, similar_failures
 from bot.evidence.section import SECTION_TITLE, SIMILAR_SUMMARY
 from bot.evidence.similar import MAX_SIMILAR
@@ -56,14 +54,10 @@ def _load(index: SqlFailureIndex) -> None:
         index.upsert_job(row, now=NOW)
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SqlFailureIndex]:
-    target = request.getfixturevalue("pg_url") if request.param == "postgresql" else (
-        str(tmp_path / "ci.db"))
-    opened = open_failure_index(target)
-    _load(opened)
-    yield opened
-    opened.close()
+@pytest.fixture
+def index(empty_index: SqlFailureIndex) -> SqlFailureIndex:
+    _load(empty_index)
+    return empty_index
 
 
 def test_same_family_elsewhere_is_shown_once_per_job(index: SqlFailureIndex) -> None:
