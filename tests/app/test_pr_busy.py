@@ -7,28 +7,16 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
 
 from bot.app.metrics import Metrics
 from bot.app.queue import Worker
-from bot.store import Delivery, SqlStore, connect, open_store
+from bot.store import Delivery, SqlStore
 from bot.store.pr_tables import pr_waiting_note
 from tests.app.helpers import FakeClock, payload_bytes
 
 BODY = payload_bytes("issue_comment.created")
 PR = (json.loads(BODY)["repository"]["full_name"], json.loads(BODY)["issue"]["number"])
 QUEUED = 120
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SqlStore]:
-    opened = open_store(request.getfixturevalue("pg_url")) if request.param == "postgresql" \
-        else connect(tmp_path / "store.db")
-    yield opened
-    opened.close()
 
 
 def _deferred(metrics: Metrics) -> float:
