@@ -160,13 +160,14 @@ def _similar_line(line: SimilarLine, now: datetime) -> str:
     on = f"#{job.pr_number}" if job.pr_number is not None else (
         mdsafe.code(_clip(job.branch, 60)) if job.branch else "")
     count = f", {line.occurrences}×" if line.occurrences > 1 else ""
+    like = mdsafe.cell(_clip(line.like.job_name, 80)).replace("*", "\\*")  # stays bold
     if job.line:
         cause = f"{mdsafe.text(job.category or 'other')}: {mdsafe.code(_clip(job.line, 120))}"
     else:
         cause = mdsafe.text(_clip(job.signature or "no root cause extracted"))
     return (f"- {_link(f'{job.job_name} · {run_label(job)}', job.url or job.run_url)} — "
             f"{_when(job, now)}{' on ' + on if on else ''}{count}; {line.similarity:.0%} "
-            f"like **{mdsafe.cell(_clip(line.like.job_name, 80))}**: {cause}")
+            f"like **{like}**: {cause}")
 
 
 def similar_block(similar: Similar, now: datetime) -> str:

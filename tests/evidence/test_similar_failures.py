@@ -12,8 +12,8 @@ from bot.core.report import Report
 from bot.core.snapshot import PullRequestSnapshot
 from bot.evidence.index import SqlFailureIndex
 from bot.evidence.lookup import evidence_decorator, prior_failing_runs, similar_failures
-from bot.evidence.section import SECTION_TITLE, SIMILAR_SUMMARY
-from bot.evidence.similar import MAX_SIMILAR
+from bot.evidence.section import SECTION_TITLE, SIMILAR_SUMMARY, similar_block
+from bot.evidence.similar import MAX_SIMILAR, Similar, SimilarLine
 from tests.conftest import make_snapshot
 from tests.evidence.factories import GLM_CONFIG, NOW, ci_log, job, pcp_oom_log
 
@@ -111,3 +111,17 @@ def test_the_list_is_bounded(index: SqlFailureIndex) -> None:
     decorate = evidence_decorator(index, now=NOW)
     body = decorate(Report(findings=()), _pr()).sections[0][1]
     assert f"{SIMILAR_SUMMARY} (10)" in body and "…and 5 more." in body
+
+
+def test_hostile_names_and_lines_stay_inert() -> None:
+    hostile = job("x", name="@admin <!-- ci-stability:summary --> [x](javascript:1)",
+                  log=ci_log(OOM), branch="`main` <b>", url="javascript:alert(1)")
+    like = job("y", name="**LM** @team")
+    block = similar_block(Similar((SimilarLine(hostile, 0.5, like, 1),), 0), NOW)
+    assert "@admin" not in block and "@team" not in block  # no mention
+    assert "<!--" not in block and "&lt;!--" in block  # no forged marker
+    assert "on `` `main` <b> ``;" in block  # HTML only inside a code span, where it is text
+    assert "like **\\*\\*LM\\*\\* @\u200bteam**" in block  # the bold is not broken
+    assert "\\[x\\](javascript:1)" in block  # escaped brackets: text, not a link
+    assert "alert" not in block  # an unsafe URL is no link target: the title stays text
+    assert block.count("<details>") == 1 and block.rstrip().endswith("</details>")
