@@ -28,6 +28,8 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 
@@ -55,6 +57,20 @@ def real_signatures() -> tuple[list[str], list[str]]:
         text = data.decode(errors="replace")
         words.update(w.lower() for w in re.findall(r"[A-Za-z]{4,12}", text))
     return signatures, sorted(words)
+
+
+@contextmanager
+def both_backends(pg: PgServer) -> Iterator[tuple[SqlFailureIndex, SqlFailureIndex]]:
+    """A SQLite file and the server's fresh database with pg_trgm, closed afterwards."""
+    with tempfile.TemporaryDirectory() as tmp:
+        lite, post = open_failure_index(Path(tmp) / "ci.db"), open_failure_index(pg.url())
+        try:
+            if not post.trigram:
+                raise SystemExit("pg_trgm is not available; nothing to compare")
+            yield lite, post
+        finally:
+            lite.close()
+            post.close()
 
 
 def fill(index: SqlFailureIndex, n: int, signatures: list[str], words: list[str]) -> None:
@@ -94,12 +110,7 @@ def main() -> int:
     print("|---:|---:|---:|---:|---:|")
     try:
         for n in (int(s) for s in args.sizes.split(",")):
-            with tempfile.TemporaryDirectory() as tmp:
-                lite = open_failure_index(Path(tmp) / "ci.db")
-                post = open_failure_index(pg.url())
-                if not post.trigram:
-                    print("pg_trgm is not available; nothing to compare", file=sys.stderr)
-                    return 2
+            with both_backends(pg) as (lite, post):
                 for index in (lite, post):
                     fill(index, n, signatures, words)
                 post._db.execute("ANALYZE ci_jobs")
@@ -113,8 +124,6 @@ def main() -> int:
                 print(f"| {n} | {base * 1e3:.2f} | {pg_portable * 1e3:.2f} "
                       f"({pg_portable / base:.2f}×) | {trgm * 1e3:.2f} ({trgm / base:.2f}×) "
                       f"| {matches:.1f} |", flush=True)
-                lite.close()
-                post.close()
     finally:
         pg.drop()
     return 0

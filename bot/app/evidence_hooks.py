@@ -13,7 +13,12 @@ from bot.core.snapshot import PullRequestSnapshot
 from bot.evidence import actions
 from bot.evidence.duplicates import FilesCache, attach_duplicates, find_duplicates
 from bot.evidence.index import open_failure_index
-from bot.evidence.lookup import evidence_decorator, index_digest, prior_failing_runs
+from bot.evidence.lookup import (
+    evidence_decorator,
+    index_digest,
+    prior_failing_runs,
+    similar_failures,
+)
 from bot.evidence.records import FailureIndex
 from bot.evidence.section import runs_reply as render_reply
 from bot.github.calls import Flow
@@ -79,5 +84,6 @@ async def runs_reply(ctx: AppContext, installation: int, owner: str, repo: str,
     driver = await ctx.driver(installation)
     snapshot = await driver.run(
         fetch_snapshot(owner, repo, number, wants_contents=lambda _path: False))
-    relevance = prior_failing_runs(failure_index(ctx), snapshot, now=_now(ctx))
-    return render_reply(relevance)
+    index = failure_index(ctx)
+    relevance = prior_failing_runs(index, snapshot, now=_now(ctx))
+    return render_reply(relevance, similar_failures(index, relevance, snapshot.repo))

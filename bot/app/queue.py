@@ -18,7 +18,8 @@ lease while the handler runs; a replica that dies stops renewing and another tak
 over when the lease runs out. Only a store no one else works (`store.shared` false: SQLite, one
 `serve` per file) takes back, at start, what was left running. Deliveries about one pull request
 run one at a time across all replicas (a PR lease, renewed with the delivery's): one that finds its
-PR busy is handed back for a moment, uncounted, and is then usually superseded by the newer one.
+PR busy is handed back, uncounted, until that lease runs out; the one that frees the PR wakes the
+oldest waiter (a waiting push is then usually superseded by the newer one, which it wakes).
 
 Drain (SIGTERM): `stop()` stops claiming, lets running handlers finish for a while, then hands back
 what is left (uncounted), so a rolling restart costs no attempt.
@@ -40,6 +41,7 @@ from bot.app.metrics import Metrics
 from bot.app.payload_shape import parsed_payload
 from bot.errors import PermanentError, RetryableError
 from bot.store import Delivery, Store
+from bot.store.pr_tables import pr_waiting_note
 
 log = logging.getLogger("bot.queue")
 
@@ -51,7 +53,7 @@ RETENTION_SECONDS = 7 * 24 * 3600  # longer than GitHub's 3-day redelivery windo
 PRUNE_EVERY_SECONDS = 3600
 # Events whose handlers review (or change what a review shows on) one pull request.
 PER_PR_EVENTS = frozenset({"pull_request", "check_run", "check_suite", "issue_comment"})
-PR_BUSY_RETRY_SECONDS = 1.0
+PR_BUSY_RETRY_SECONDS = 1.0  # the least a delivery whose PR is busy waits
 
 
 def exponential_backoff(base: float = 2.0, cap: float = 600.0,
@@ -121,8 +123,7 @@ class Worker:
         ]
         self._heartbeat = asyncio.create_task(self._renew_leases(), name="lease-renewal")
 
-    def notify(self) -> None:
-        """A delivery was queued: wake idle workers now instead of at the next poll."""
+    def notify(self) -> None:  # a delivery was queued: wake idle workers before the next poll
         self._wake.set()
 
     async def stop(self, timeout: float = 30.0) -> None:
@@ -203,30 +204,42 @@ class Worker:
                 self._dead(d, f"gave up: claimed {d.attempts} times without finishing "
                               "(the process died or was stopped during the delivery)")
                 return
-            # A later push (its debounce key, bot/app/web.py) re-reads the PR, so it
-            # overtakes any pull_request delivery of it; commands are never skipped.
+            # A later push (its debounce key, bot/app/web.py) overtakes any pull_request
+            # delivery of the PR, as it re-reads it; commands are never skipped.
             group = d.group_key or (f"{fields.repo}#{fields.number}" if d.event ==
                                     "pull_request" and fields.repo and fields.number else None)
+            pr = _pull_request(d, fields)
             if group and self.store.has_newer_pending(group, d.received_at):
                 self.store.supersede(d.id)
                 self._count(d, "superseded")
                 log.info("superseded by a newer delivery for the same pull request")
+                if pr is not None:  # it may have been the waiter woken: pass the turn on
+                    self.store.wake_pr_waiter(*pr, self.clock())
                 return
             assert isinstance(payload, dict)  # `problem` is None only for an object
-            pr = _pull_request(d, fields)
             if pr is not None and not self.store.lease_pr(*pr, d.id, self.clock()):
-                self.store.release(d.id, self.clock() + PR_BUSY_RETRY_SECONDS,
-                                   "waiting: the pull request is being reviewed elsewhere")
-                self._count(d, "deferred")
-                log.info("pull request busy; delivery handed back for a moment")
+                self._wait_for(d, pr)
                 return
             self._held.add(d.id)
             try:
                 await self._handle(d, payload)
             finally:
                 self._held.discard(d.id)
-                if pr is not None:
+                if pr is not None:  # the next in line (oldest first) need not wait out the lease
                     self.store.release_pr(*pr, d.id)
+                    self.store.wake_pr_waiter(*pr, self.clock())
+
+    def _wait_for(self, d: Delivery, pr: tuple[str, int]) -> None:
+        """Hand back until the busy PR's lease runs out (a dead holder frees it then; a live
+        one wakes the oldest waiter as it ends): a waiter is claimed about once a lease, not
+        once a second, and none is lost or starved (pending, due within one lease)."""
+        now, until = self.clock(), self.store.pr_lease_until(*pr)
+        self.store.release(d.id, max(now + PR_BUSY_RETRY_SECONDS, until or now),
+                           pr_waiting_note(*pr))
+        if self.store.pr_lease_until(*pr) is None:  # freed meanwhile: its wake may have missed us
+            self.store.wake_pr_waiter(*pr, now)
+        self._count(d, "deferred")
+        log.info("pull request busy; handed back until it is free")
 
     async def _handle(self, d: Delivery, payload: dict[str, Any]) -> None:
         started = time.monotonic()

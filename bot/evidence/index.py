@@ -15,6 +15,7 @@ times come in as arguments.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import fields
 from datetime import datetime
 from pathlib import Path
@@ -181,13 +182,23 @@ class SqlFailureIndex:
         pg_trgm's index on PostgreSQL when the extension is there, else (or with
         `portable`, for comparisons) the same measure computed here.
         """
+        return self.similar_failures_many([text], query, threshold=threshold,
+                                          portable=portable)[0]
+
+    def similar_failures_many(self, texts: Sequence[str], query: JobQuery | None = None, *,
+                              threshold: float = DEFAULT_THRESHOLD, portable: bool = False
+                              ) -> list[list[SimilarFailure]]:
+        """`similar_failures` of each text, in order; the portable method reads and
+        trigrams the window's signatures once for all of them."""
         if not 0.0 <= threshold <= 1.0:
             raise ValueError(f"a similarity threshold is between 0 and 1, not {threshold}")
         query = query if query is not None else JobQuery()
         limit = max(query.limit, 0)
+        if not texts:
+            return []
         if self.trigram and not portable:
-            return trigram_similar(self._db, text, query, threshold, limit)
-        return portable_similar(self._db, text, query, threshold, limit)
+            return [trigram_similar(self._db, text, query, threshold, limit) for text in texts]
+        return portable_similar(self._db, texts, query, threshold, limit)
 
     def coverage(self, repo: str | None = None) -> Coverage:
         sql = (

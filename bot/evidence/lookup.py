@@ -17,6 +17,7 @@ from bot.evidence.needles import needles_for
 from bot.evidence.records import FAILED, FailureIndex, JobQuery, JobRecord
 from bot.evidence.relevance import DEFAULT_WINDOW_DAYS, MAX_RELATED, Relevance, find_related
 from bot.evidence.section import DEFAULT_BUDGET, attach
+from bot.evidence.similar import NOTHING, PER_SEED, Similar, group_similar, seeds
 
 MAX_CANDIDATES = 1000
 MAX_COMPARISON = 5000
@@ -66,14 +67,28 @@ def prior_failing_runs(index: FailureIndex, snapshot: PullRequestSnapshot, *, no
                         coverage=index.coverage(snapshot.repo), limit=limit)
 
 
+def similar_failures(index: FailureIndex, relevance: Relevance, repo: str | None) -> Similar:
+    """Failures of `repo` in the window whose signature resembles a related failure's."""
+    if repo is None or not relevance.related:
+        return NOTHING  # a clean PR asks the index nothing more
+    scope = JobQuery(repo=repo, since=relevance.window_start, until=relevance.now,
+                     limit=PER_SEED)
+    chosen = seeds(relevance)
+    answers = index.similar_failures_many([s.job.signature or "" for s in chosen], scope)
+    return group_similar(relevance, zip(chosen, answers, strict=True))
+
+
 def evidence_decorator(index: FailureIndex, *, now: datetime,
                        window_days: int = DEFAULT_WINDOW_DAYS, budget: int = DEFAULT_BUDGET
                        ) -> Callable[[Report, PullRequestSnapshot], Report]:
-    """A `ReviewRequest.decorate`: adds "Prior failing runs" and the run links to a report."""
+    """A `ReviewRequest.decorate`: adds "Prior failing runs" (with the similar failures
+    elsewhere) and the run links to a report. The index is read here, in the closure the
+    edge hands in (the App's hook, the CLI's --evidence-db); the rendering is pure."""
 
     def decorate(report: Report, snapshot: PullRequestSnapshot) -> Report:
         relevance = prior_failing_runs(index, snapshot, now=now, window_days=window_days)
-        return attach(report, relevance, budget=budget)
+        similar = similar_failures(index, relevance, snapshot.repo)
+        return attach(report, relevance, similar, budget=budget)
 
     return decorate
 

@@ -6,6 +6,7 @@ these, never on SQLite, so a PostgreSQL backend can replace `SqliteFailureIndex`
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol
@@ -127,6 +128,9 @@ class FailureIndex(Protocol):
     def similar_failures(self, text: str, query: JobQuery | None = None, *,
                          threshold: float = ..., portable: bool = False
                          ) -> list[SimilarFailure]: ...
+    def similar_failures_many(self, texts: Sequence[str], query: JobQuery | None = None, *,
+                              threshold: float = ..., portable: bool = False
+                              ) -> list[list[SimilarFailure]]: ...
     def coverage(self, repo: str | None = None) -> Coverage: ...
     def prune(self, older_than: datetime) -> int: ...
     def get_cursor(self, source: str) -> str | None: ...

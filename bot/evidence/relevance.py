@@ -166,7 +166,8 @@ def _job_key(job: JobRecord) -> tuple[str, str, str]:
     return (job.provider, job.pipeline.lower(), normalize_label(job.job_name))
 
 
-def _failure_key(job: JobRecord) -> tuple[tuple[str, str, str], str]:
+def failure_key(job: JobRecord) -> tuple[tuple[str, str, str], str]:
+    """One failure of one job: what a related failure groups (and similar.py leaves out)."""
     return (_job_key(job), job.signature or "")
 
 
@@ -187,7 +188,7 @@ class _Universe:
             elif job.failed:
                 if job.signature:
                     universe.failures_by_signature.setdefault(job.signature, []).append(job)
-                universe.failures_by_key.setdefault(_failure_key(job), []).append(job)
+                universe.failures_by_key.setdefault(failure_key(job), []).append(job)
         return universe
 
     def passed_on_commit(self, job: JobRecord) -> JobRecord | None:
@@ -209,7 +210,7 @@ def _classify(group: list[JobRecord], universe: _Universe, base_branch: str,
     latest = group[0]
     same: list[JobRecord] = (
         universe.failures_by_signature.get(latest.signature, [])
-        if latest.signature else universe.failures_by_key.get(_failure_key(latest), [])
+        if latest.signature else universe.failures_by_key.get(failure_key(latest), [])
     )
     on_base = [j for j in same if j.branch == base_branch and j.pr_number is None]
     trunk = [j for j in on_base if universe.passed_on_commit(j) is None]
@@ -261,7 +262,7 @@ def find_related(
         found = matcher.matches(job)
         if not found:
             continue
-        members, matches = groups.setdefault(_failure_key(job), ([], []))
+        members, matches = groups.setdefault(failure_key(job), ([], []))
         members.append(job)
         matches.extend(m for m in found if m.needle not in {x.needle for x in matches})
 

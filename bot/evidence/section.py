@@ -17,9 +17,11 @@ from bot.core.report import Report
 from bot.evidence.needles import NeedleKind
 from bot.evidence.records import JobRecord
 from bot.evidence.relevance import Classification, Match, RelatedFailure, Relevance, format_age
+from bot.evidence.similar import NOTHING, Similar, SimilarLine
 from bot.render import mdsafe
 
 SECTION_TITLE = "Prior failing runs"
+SIMILAR_SUMMARY = "Similar failures elsewhere"
 HEADING = f"### {SECTION_TITLE}"
 FAILING_RUN_RULE = "failing-run-link"
 DEFAULT_BUDGET = 12_000
@@ -153,7 +155,37 @@ def _table(relevance: Relevance, budget: int, used: int) -> tuple[list[str], int
     return rows, len(relevance.related) - len(rows) + relevance.omitted
 
 
-def section_body(relevance: Relevance, *, budget: int = DEFAULT_BUDGET) -> str | None:
+def _similar_line(line: SimilarLine, now: datetime) -> str:
+    job = line.job
+    on = f"#{job.pr_number}" if job.pr_number is not None else (
+        mdsafe.code(_clip(job.branch, 60)) if job.branch else "")
+    count = f", {line.occurrences}×" if line.occurrences > 1 else ""
+    like = mdsafe.cell(_clip(line.like.job_name, 80)).replace("*", "\\*")  # stays bold
+    if job.line:
+        cause = f"{mdsafe.text(job.category or 'other')}: {mdsafe.code(_clip(job.line, 120))}"
+    else:
+        cause = mdsafe.text(_clip(job.signature or "no root cause extracted"))
+    return (f"- {_link(f'{job.job_name} · {run_label(job)}', job.url or job.run_url)} — "
+            f"{_when(job, now)}{' on ' + on if on else ''}{count}; {line.similarity:.0%} "
+            f"like **{like}**: {cause}")
+
+
+def similar_block(similar: Similar, now: datetime) -> str:
+    """The collapsed list of similar failures elsewhere; empty when there is none."""
+    if not similar.lines:
+        return ""
+    items = "\n".join(_similar_line(line, now) for line in similar.lines)
+    more = f"\n\n…and {similar.omitted} more." if similar.omitted else ""
+    return (
+        f"<details><summary>{SIMILAR_SUMMARY} ({len(similar.lines) + similar.omitted})"
+        "</summary>\n\nFailures of other jobs or branches in the same window whose root cause "
+        "resembles one above (trigram similarity of the signatures).\n\n"
+        f"{items}{more}\n\n</details>\n"
+    )
+
+
+def section_body(relevance: Relevance, similar: Similar = NOTHING, *,
+                 budget: int = DEFAULT_BUDGET) -> str | None:
     """The section without its heading (for `Report.sections`); None when nothing relates."""
     if not relevance.related:
         return None
@@ -161,23 +193,26 @@ def section_body(relevance: Relevance, *, budget: int = DEFAULT_BUDGET) -> str |
         "Recent CI failures whose job, log or test ids mention the files this pull request "
         f"changes ({mdsafe.text(relevance.freshness())}).\n\n{_HEADER}"
     )
-    rows, left = _table(relevance, budget - 200, len(intro) + len(HEADING))
+    block = similar_block(similar, relevance.now)
+    rows, left = _table(relevance, budget - 200 - len(block), len(intro) + len(HEADING))
     tail = ""
     if left:
         tail = f"\n\n…and {left} more; `ci-stability runs search --file PATH` lists them all."
     # The trailing blank line ends the table: whatever follows must not become a row.
-    return intro + "\n" + "\n".join(rows) + tail + "\n"
+    return intro + "\n" + "\n".join(rows) + tail + "\n" + (f"\n{block}" if block else "")
 
 
-def render_section(relevance: Relevance, *, budget: int = DEFAULT_BUDGET) -> str | None:
+def render_section(relevance: Relevance, similar: Similar = NOTHING, *,
+                   budget: int = DEFAULT_BUDGET) -> str | None:
     """The Markdown section with its heading; None when nothing relates."""
-    body = section_body(relevance, budget=budget)
+    body = section_body(relevance, similar, budget=budget)
     return None if body is None else f"{HEADING}\n\n{body}"
 
 
-def attach(report: Report, relevance: Relevance, *, budget: int = DEFAULT_BUDGET) -> Report:
+def attach(report: Report, relevance: Relevance, similar: Similar = NOTHING, *,
+           budget: int = DEFAULT_BUDGET) -> Report:
     """`report` with the section added and `failing-run-link` findings given the run links."""
-    body = section_body(relevance, budget=budget)
+    body = section_body(relevance, similar, budget=budget)
     if body is None:
         return report
     links = evidence_items(relevance)
@@ -197,9 +232,10 @@ def digest(relevance: Relevance) -> str:
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
 
 
-def runs_reply(relevance: Relevance, *, budget: int = DEFAULT_BUDGET) -> str:
+def runs_reply(relevance: Relevance, similar: Similar = NOTHING, *,
+               budget: int = DEFAULT_BUDGET) -> str:
     """The answer to `/stability runs`: the same table, or why there is none."""
-    section = render_section(relevance, budget=budget)
+    section = render_section(relevance, similar, budget=budget)
     if section is not None:
         return section
     files = len({n.path for n in relevance.needles})

@@ -139,6 +139,12 @@ class Store(Protocol):
 
     def release_pr(self, repo: str, number: int, delivery_id: str) -> None: ...
 
+    def pr_lease_until(self, repo: str, number: int) -> float | None:
+        """When the PR's lease runs out unless renewed; None when no one holds it."""
+
+    def wake_pr_waiter(self, repo: str, number: int, now: float) -> bool:
+        """Make the oldest delivery waiting for this PR due now; False when none waits."""
+
     # --- per-PR published state ----------------------------------------------
     def get_pr_state(self, repo: str, number: int) -> dict[str, Any] | None: ...
 

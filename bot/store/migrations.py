@@ -5,7 +5,7 @@ To add tables (the CI failure index, say), append ONE new tuple of SQL statement
 the field have already recorded it as applied. Entry `i` brings the schema to
 version `i + 1`. Each migration runs in its own `BEGIN IMMEDIATE` transaction, so a
 failure leaves the database at the previous version and two processes starting
-together cannot both apply it.
+together cannot both apply it (bot/store/migration_runner.py, shared with PostgreSQL).
 
 The PostgreSQL store carries its own equivalent list (bot/store/pg_migrations.py):
 a change here needs its counterpart there, and the queries (bot/store/sql.py) are
@@ -18,7 +18,8 @@ from __future__ import annotations
 import sqlite3
 from typing import Final
 
-Migration = tuple[str, ...]
+from bot.store.db import Db
+from bot.store.migration_runner import Migration, run_migrations, schema_version_of
 
 MIGRATIONS: Final[list[Migration]] = [
     # 1: the durable webhook queue, per-PR state, waivers, command bookkeeping.
@@ -132,35 +133,13 @@ MIGRATIONS: Final[list[Migration]] = [
 
 
 def schema_version(conn: sqlite3.Connection) -> int:
-    row = conn.execute("PRAGMA user_version").fetchone()
-    return int(row[0])
+    return schema_version_of(Db("sqlite", conn))
 
 
 def apply_migrations(conn: sqlite3.Connection, migrations: list[Migration] | None = None) -> int:
     """Bring the schema up to date; returns the resulting version.
 
     `conn` must be in autocommit mode (isolation_level=None) so that the explicit
-    transactions here are the only ones.
+    transactions of the runner (bot/store/migration_runner.py) are the only ones.
     """
-    steps = MIGRATIONS if migrations is None else migrations
-    for version, statements in enumerate(steps, start=1):
-        if schema_version(conn) >= version:
-            continue
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            # Re-read under the write lock: another process may have just migrated.
-            if schema_version(conn) < version:
-                for statement in statements:
-                    conn.execute(statement)
-                conn.execute(f"PRAGMA user_version = {version:d}")
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-    current = schema_version(conn)
-    if current > len(steps):
-        raise sqlite3.DatabaseError(
-            f"database schema version {current} is newer than this program knows "
-            f"({len(steps)}); upgrade ci-stability-bot"
-        )
-    return current
+    return run_migrations(Db("sqlite", conn), MIGRATIONS if migrations is None else migrations)

@@ -7,20 +7,16 @@ DOUBLE PRECISION epoch seconds, identity ids.
 
 Several replicas may start at once: each migration runs in its own transaction under
 a transaction-level advisory lock, and re-reads the version under it, so exactly one
-replica applies it and the others wait, then see it applied.
+replica applies it and the others wait, then see it applied (the runner, shared with
+SQLite, is bot/store/migration_runner.py).
 """
 
 from __future__ import annotations
 
-import time
 from typing import Final
 
-from bot.store.base import StoreError
 from bot.store.db import Db
-
-Migration = tuple[str, ...]
-# Any constant; it only has to differ from other advisory locks taken in the database.
-_MIGRATION_LOCK = 0x43495354  # "CIST"
+from bot.store.migration_runner import Migration, run_migrations, schema_version_of
 
 PG_MIGRATIONS: Final[list[Migration]] = [
     # 1: the queue with leased claims, per-PR state and leases, waivers, commands
@@ -130,33 +126,9 @@ PG_MIGRATIONS: Final[list[Migration]] = [
 
 
 def pg_schema_version(db: Db) -> int:
-    row = db.execute("SELECT COALESCE(MAX(version), 0) FROM schema_migrations").fetchone()
-    return int(row[0])
+    return schema_version_of(db)
 
 
 def apply_pg_migrations(db: Db, migrations: list[Migration] | None = None) -> int:
     """Bring the schema up to date; returns the resulting version."""
-    steps = PG_MIGRATIONS if migrations is None else migrations
-    with db.transaction():
-        # Under the lock too: two concurrent CREATE TABLE IF NOT EXISTS can still collide.
-        db.execute("SELECT pg_advisory_xact_lock(?)", (_MIGRATION_LOCK,))
-        db.execute(
-            "CREATE TABLE IF NOT EXISTS schema_migrations ("
-            " version INTEGER PRIMARY KEY, applied_at DOUBLE PRECISION NOT NULL)"
-        )
-    for version, statements in enumerate(steps, start=1):
-        if pg_schema_version(db) >= version:
-            continue
-        with db.transaction():
-            db.execute("SELECT pg_advisory_xact_lock(?)", (_MIGRATION_LOCK,))
-            if pg_schema_version(db) < version:  # another replica may have just applied it
-                db.executescript(statements)
-                db.execute("INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)",
-                           (version, time.time()))
-    current = pg_schema_version(db)
-    if current > len(steps):
-        raise StoreError(
-            f"database schema version {current} is newer than this program knows "
-            f"({len(steps)}); upgrade ci-stability-bot"
-        )
-    return current
+    return run_migrations(db, PG_MIGRATIONS if migrations is None else migrations)

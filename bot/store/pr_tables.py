@@ -11,6 +11,12 @@ from bot.store.base import WaiverRow
 from bot.store.db import Db
 
 
+def pr_waiting_note(repo: str, number: int) -> str:
+    """The note of a delivery handed back because its PR was busy: it names the PR, so
+    the delivery that frees the PR can wake the next one waiting for it."""
+    return f"waiting: {repo}#{number} is being reviewed elsewhere"
+
+
 class PullRequestTables:
     db: Db
     owner: str
@@ -37,6 +43,24 @@ class PullRequestTables:
     def release_pr(self, repo: str, number: int, delivery_id: str) -> None:
         self.db.execute("DELETE FROM pr_leases WHERE repo = ? AND number = ? AND holder = ?",
                         (repo, number, self._holder(delivery_id)))
+
+    def pr_lease_until(self, repo: str, number: int) -> float | None:
+        """When the PR's lease runs out unless its holder renews it; None when free."""
+        row = self.db.execute("SELECT until FROM pr_leases WHERE repo = ? AND number = ?",
+                              (repo, number)).fetchone()
+        return None if row is None else float(row[0])
+
+    def wake_pr_waiter(self, repo: str, number: int, now: float) -> bool:
+        """Make the oldest delivery handed back for this busy PR (its note is
+        `pr_waiting_note`) due now; False when none waits. The others stay asleep until
+        their turn or the lease they waited on runs out (bot/app/queue.py)."""
+        row = self.db.execute(
+            "UPDATE deliveries SET not_before = ? WHERE id = (SELECT id FROM deliveries"
+            " WHERE status = 'pending' AND not_before > ? AND last_error = ?"
+            " ORDER BY received_at, id LIMIT 1) RETURNING id",
+            (now, now, pr_waiting_note(repo, number)),
+        ).fetchone()
+        return row is not None
 
     # --- per-PR published state ------------------------------------------------------
     def get_pr_state(self, repo: str, number: int) -> dict[str, Any] | None:

@@ -3,22 +3,7 @@ machine's real PostgreSQL): progress, effects once per step, rate buckets."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
-
-from bot.store import SqlStore, connect, open_store
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SqlStore]:
-    if request.param == "postgresql":
-        s: SqlStore = open_store(request.getfixturevalue("pg_url"))
-    else:
-        s = connect(tmp_path / "bot.db")
-    yield s
-    s.close()
+from bot.store import SqlStore
 
 
 def test_a_waiver_is_recorded_once_per_step_with_its_progress(store: SqlStore) -> None:

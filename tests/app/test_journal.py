@@ -5,28 +5,14 @@ write instead of sending it again."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
 
 from bot.github.check_run import external_id
 from bot.github.journal import Entry, MemoryJournal, check_step, review_step
 from bot.github.publish import start_check
-from bot.store import SqlStore, StoreJournal, connect, open_store
+from bot.store import SqlStore, StoreJournal
 from tests.github.kit import REPO, app_side, new_fake, push, workflow
 
 OWNER, NAME = REPO.split("/")
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SqlStore]:
-    if request.param == "postgresql":
-        s = open_store(str(request.getfixturevalue("pg_url")))
-    else:
-        s = connect(tmp_path / "store.db")
-    yield s
-    s.close()
 
 
 def test_an_intent_is_kept_until_its_result_and_a_new_intent_forgets_the_result(

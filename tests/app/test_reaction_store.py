@@ -3,23 +3,8 @@ PostgreSQL): each (comment, user) one misfire, counts read kept per comment."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
-
 from bot.github.reactions import ThumbsDown
-from bot.store import SqlStore, connect, open_store
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SqlStore]:
-    if request.param == "postgresql":
-        s: SqlStore = open_store(request.getfixturevalue("pg_url"))
-    else:
-        s = connect(tmp_path / "bot.db")
-    yield s
-    s.close()
+from bot.store import SqlStore
 
 
 def test_each_comment_and_user_is_one_misfire_however_often_read(store: SqlStore) -> None:

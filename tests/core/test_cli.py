@@ -158,20 +158,28 @@ def test_evidence_db_adds_prior_failing_runs_offline(
     from datetime import UTC, datetime, timedelta
 
     from bot.evidence.index import SqliteFailureIndex
-    from tests.evidence.factories import job, pcp_oom_log
+    from tests.evidence.factories import ci_log, job, pcp_oom_log
 
     now = datetime.now(UTC)
     record = dataclasses.replace(job("81913", log=pcp_oom_log()),
                                  started_at=now - timedelta(hours=3),
                                  finished_at=now - timedelta(hours=2))
+    # The same OOM on a job that names no changed file: a similar failure, not a row.
+    elsewhere = dataclasses.replace(
+        job("81990", name="Distributed Tests (4xB200)",
+            log=ci_log("vllm-issue-51071-cuda-oom-b200-pcp.log")),
+        started_at=now - timedelta(hours=2), finished_at=now - timedelta(hours=1))
     index = SqliteFailureIndex(tmp_path / "ci.db")
     index.upsert_job(record, now=now)
+    index.upsert_job(elsewhere, now=now)
     index.close()
     example = Path(__file__).resolve().parents[2] / "examples/vllm-51015-glm-pcp-allocator.json"
     code, out, err = run(["review", "--pr", str(example), "--format", "markdown",
                           "--evidence-db", str(tmp_path / "ci.db")], capsys)
     assert code == 0, err
     assert "Prior failing runs" in out and "LM Eval PCP 4xB200" in out and "cuda-oom" in out
+    assert "Similar failures elsewhere (1)" in out
+    assert "[Distributed Tests (4xB200) · Buildkite ci #run-81990]" in out
     code, _, err = run(["review", "--pr", str(example), "--evidence-db",
                         str(tmp_path / "missing.db")], capsys)
     assert code == 2 and "no such file" in err

@@ -79,22 +79,32 @@ def job(job_id: str, *, name: str = "LM Eval PCP 4xB200", conclusion: str = "fai
 def nightly_oom_on_fake_github(fake: Any, repo: str) -> dict[str, Any]:
     """Seed the fake GitHub with a failed nightly "LM Eval PCP 4xB200" job whose log is
     the #51015 OOM behind a server-start timeout; returns its `workflow_job` delivery."""
+    return failed_job_on_fake_github(
+        fake, repo, job_name="LM Eval PCP 4xB200", log=pcp_oom_log().decode(),
+        workflow="LM Eval", path=".github/workflows/lm-eval.yml", event="schedule",
+        branch="main", head_sha="9" * 40, hours_ago=15)
+
+
+def failed_job_on_fake_github(fake: Any, repo: str, *, job_name: str, log: str, workflow: str,
+                              path: str, event: str, branch: str, head_sha: str,
+                              hours_ago: float) -> dict[str, Any]:
+    """Seed the fake GitHub with one failed Actions job (a run of one hour that ended
+    `hours_ago` before NOW); returns its `workflow_job` delivery."""
     import copy
 
     from tests.fakegithub import load_payload
 
-    nightly = fake.add_workflow_run(repo, head_sha="9" * 40, head_branch="main",
-                                    name="LM Eval", path=".github/workflows/lm-eval.yml",
-                                    event="schedule", created_at=NOW - timedelta(hours=16))
-    failed = fake.add_job(nightly.id, name="LM Eval PCP 4xB200", log=pcp_oom_log().decode(),
-                          started_at=NOW - timedelta(hours=16),
-                          completed_at=NOW - timedelta(hours=15))
+    started, completed = NOW - timedelta(hours=hours_ago + 1), NOW - timedelta(hours=hours_ago)
+    run = fake.add_workflow_run(repo, head_sha=head_sha, head_branch=branch, name=workflow,
+                                path=path, event=event, created_at=started)
+    failed = fake.add_job(run.id, name=job_name, log=log, started_at=started,
+                          completed_at=completed)
     payload: dict[str, Any] = copy.deepcopy(
         load_payload("workflow_job.completed.failure.with-organization"))
     payload["repository"].update(full_name=repo, html_url=f"https://github.com/{repo}")
     payload["workflow_job"].update(
-        id=failed.id, run_id=nightly.id, name=failed.name, head_sha=nightly.head_sha,
-        head_branch="main", workflow_name="LM Eval",
-        html_url=f"https://github.com/{repo}/actions/runs/{nightly.id}/job/{failed.id}",
-        started_at="2026-08-04T14:00:00Z", completed_at="2026-08-04T15:00:00Z")
+        id=failed.id, run_id=run.id, name=job_name, head_sha=head_sha, head_branch=branch,
+        workflow_name=workflow,
+        html_url=f"https://github.com/{repo}/actions/runs/{run.id}/job/{failed.id}",
+        started_at=f"{started:%Y-%m-%dT%H:%M:%SZ}", completed_at=f"{completed:%Y-%m-%dT%H:%M:%SZ}")
     return payload

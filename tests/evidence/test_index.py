@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 import sqlite3
 import threading
-from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
@@ -27,13 +26,9 @@ from bot.store.sqlite import connect as connect_store
 from tests.evidence.factories import NOW, ci_log, job
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SqlFailureIndex]:
-    target = request.getfixturevalue("pg_url") if request.param == "postgresql" else (
-        str(tmp_path / "ci.db"))
-    db = open_failure_index(target)
-    yield db
-    db.close()
+@pytest.fixture
+def index(empty_index: SqlFailureIndex) -> SqlFailureIndex:
+    return empty_index  # both backends (tests/evidence/conftest.py)
 
 
 def test_upsert_is_idempotent_per_provider_job_and_attempt(index: SqlFailureIndex) -> None:

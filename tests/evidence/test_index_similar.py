@@ -61,14 +61,10 @@ def _load(index: SqlFailureIndex) -> None:
                                          finished_at=NOW - timedelta(days=60)), now=NOW)
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SqlFailureIndex]:
-    target = request.getfixturevalue("pg_url") if request.param == "postgresql" else (
-        str(tmp_path / "ci.db"))
-    opened = open_failure_index(target)
-    _load(opened)
-    yield opened
-    opened.close()
+@pytest.fixture
+def index(empty_index: SqlFailureIndex) -> SqlFailureIndex:
+    _load(empty_index)
+    return empty_index
 
 
 def _found(results: list[SimilarFailure]) -> list[tuple[str, float]]:
@@ -240,3 +236,15 @@ def test_the_limit_keeps_the_most_similar_not_the_newest(index: SqlFailureIndex)
     assert {job_id for job_id, _ in top} == {NCCL, "elsewhere", "ancient"}
     more = _found(index.similar_failures(_sig(NCCL), JobQuery(limit=5)))
     assert [job_id for job_id, _ in more[3:]] == ["omni-0", "omni-1"]
+
+
+def test_many_lookups_at_once_equal_one_at_a_time(index: SqlFailureIndex) -> None:
+    window = JobQuery(repo="vllm-project/vllm", since=NOW - timedelta(days=14), limit=4)
+    texts = [r.signature for r in FAILURES if r.signature] + ["", "no such failure"]
+    for portable in (True, False):
+        together = index.similar_failures_many(texts, window, threshold=0.3, portable=portable)
+        alone = [index.similar_failures(t, window, threshold=0.3, portable=portable)
+                 for t in texts]
+        assert [_found(r) for r in together] == [_found(r) for r in alone]
+        assert sum(len(r) for r in together) > len(texts)  # not all empty
+    assert index.similar_failures_many([], window) == []

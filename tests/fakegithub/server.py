@@ -182,15 +182,20 @@ class FakeGitHub(Seeding):
         self._record(request, raw, operation, response.status, reply)
         return response
 
+    async def _injected(self, method: str, paths: tuple[str, ...]) -> Reply | None:
+        """Every request's fault preamble: an injected delay, then an injected reply."""
+        delay = take_fault(self.faults, method, paths, delays=True)
+        if delay is not None:
+            await asyncio.sleep(delay.delay)
+        fault = take_fault(self.faults, method, paths, delays=False)
+        return None if fault is None else self._fault_reply(fault)
+
     async def _handle(self, request: web.Request, operation: spec.Operation,
                       params: dict[str, str], raw: bytes, spent: list[Budget],
                       paths: tuple[str, ...]) -> Reply:
-        delay = take_fault(self.faults, request.method, paths, delays=True)
-        if delay is not None:
-            await asyncio.sleep(delay.delay)
-        fault = take_fault(self.faults, request.method, paths, delays=False)
-        if fault is not None:
-            return self._fault_reply(fault)
+        injected = await self._injected(request.method, paths)
+        if injected is not None:
+            return injected
         principal = self._authenticate(operation.operation_id, request)
         resource = "search" if operation.path_template.startswith("/search/") else "core"
         if principal.kind != "app":
@@ -214,13 +219,9 @@ class FakeGitHub(Seeding):
         return reply
 
     async def _graphql(self, request: web.Request, raw: bytes, spent: list[Budget]) -> Reply:
-        paths = (GRAPHQL_PATH,)
-        delay = take_fault(self.faults, request.method, paths, delays=True)
-        if delay is not None:
-            await asyncio.sleep(delay.delay)
-        fault = take_fault(self.faults, request.method, paths, delays=False)
-        if fault is not None:
-            return self._fault_reply(fault)
+        injected = await self._injected(request.method, (GRAPHQL_PATH,))
+        if injected is not None:
+            return injected
         if request.method != "POST":
             raise ApiError(404, "Not Found", violation="unknown-route")
         if split_authorization(request.headers.get("Authorization")) is None:
