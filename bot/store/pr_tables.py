@@ -11,10 +11,13 @@ from bot.store.base import WaiverRow
 from bot.store.db import Db
 
 
+PR_WAITING_PREFIX = "waiting: "
+
+
 def pr_waiting_note(repo: str, number: int) -> str:
     """The note of a delivery handed back because its PR was busy: it names the PR, so
     the delivery that frees the PR can wake the next one waiting for it."""
-    return f"waiting: {repo}#{number} is being reviewed elsewhere"
+    return f"{PR_WAITING_PREFIX}{repo}#{number} is being reviewed elsewhere"
 
 
 class PullRequestTables:

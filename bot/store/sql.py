@@ -33,7 +33,7 @@ from bot.store.base import (
 from bot.store.command_tables import CommandTables
 from bot.store.db import DB_ERRORS, Db
 from bot.store.journal import JournalTables
-from bot.store.pr_tables import PullRequestTables
+from bot.store.pr_tables import PR_WAITING_PREFIX, PullRequestTables
 from bot.store.reaction_tables import ReactionTables
 from bot.store.rows import DELIVERY_COLUMNS, delivery_from_row, encode_payload
 
@@ -157,6 +157,10 @@ class SqlStore(PullRequestTables, CommandTables, JournalTables, ReactionTables):
                 (time.time(),),
             )
             db.execute("DELETE FROM pr_leases")
+            # Their waiters slept until those leases ran out; the PRs are free now.
+            db.execute("UPDATE deliveries SET not_before = received_at"
+                       " WHERE status = 'pending' AND last_error LIKE ?",
+                       (f"{PR_WAITING_PREFIX}%",))
         return cursor.rowcount
 
     def has_newer_pending(self, group_key: str, received_at: float) -> bool:

@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 
 from bot.app.metrics import Metrics
 from bot.app.queue import Worker
-from bot.store import Delivery, SqlStore
+from bot.store import Delivery, SqlStore, connect
 from bot.store.pr_tables import pr_waiting_note
 from tests.app.helpers import FakeClock, payload_bytes
 
@@ -143,3 +144,28 @@ def test_a_woken_waiter_is_the_oldest_of_its_pr_only(store: SqlStore) -> None:
     assert woken is not None and woken.id == "newer"
     assert store.wake_pr_waiter(*PR, clock.now) is False  # "other" waits for another PR
     assert store.claim(clock.now) is None
+
+
+def test_a_restarted_single_process_store_wakes_the_waiters_of_the_dead_holder(
+        tmp_path: Path) -> None:
+    """SQLite, one `serve` per file: at start the dead process's PR leases are dropped,
+    so its waiters must not sleep out a lease nobody holds any more. (PostgreSQL
+    replicas never drop leases at start: there the lease expiry frees them, tested above.)"""
+    store = connect(tmp_path / "bot.db")
+    assert not store.shared
+    clock, metrics, handled = FakeClock(), Metrics(), []
+
+    async def handler(d: Delivery, payload: object) -> None:
+        handled.append(d.id)
+
+    async def scenario() -> None:
+        ids = _queue(store, clock)
+        assert store.lease_pr(*PR, "dead-process", clock.now)
+        worker = Worker(store, handler, metrics=metrics, clock=clock)
+        assert await _drain(worker) == QUEUED and handled == []  # all asleep behind it
+        assert store.requeue_running() == 0  # what a restarted `serve` runs at start
+        assert await _drain(worker) == QUEUED  # no lease waited out
+        assert handled == ids
+
+    asyncio.run(scenario())
+    store.close()
