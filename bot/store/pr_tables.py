@@ -10,7 +10,6 @@ from typing import Any, cast
 from bot.store.base import WaiverRow
 from bot.store.db import Db
 
-
 PR_WAITING_PREFIX = "waiting: "
 
 
