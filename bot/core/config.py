@@ -10,9 +10,10 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import yaml
+if TYPE_CHECKING:
+    import yaml
 
 from bot.core.config_defaults import DEFAULT_DEDUP_HEADING, DEFAULT_KNOBS
 from bot.core.config_reader import FAILED as _FAILED
@@ -80,6 +81,7 @@ ON_ERROR = ("neutral", "failure")
 
 def parse_config(text: str, specs: RuleOptionSpecs, source: str = CONFIG_PATH) -> Config:
     """Parse and validate a config file; raise ConfigError naming key and line."""
+    import yaml  # lazy: see `bot.core.config_reader`
     if len(text.encode("utf-8", "replace")) > MAX_CONFIG_BYTES:
         raise ConfigError(f"{source}: file is larger than {MAX_CONFIG_BYTES // 1024} KiB")
     try:
@@ -195,6 +197,7 @@ def _parse_rules(
 
 def _parse_rule(reader: Reader, rule_id: str, knode: yaml.Node, vnode: yaml.Node,
                 specs: RuleOptionSpecs) -> RuleSettings:
+    import yaml  # lazy: see `bot.core.config_reader`
     where = f"rules.{rule_id}"
     if rule_id not in specs:
         raise reader.fail(knode, where, "unknown rule" + close_match(rule_id, list(specs)))
@@ -245,6 +248,7 @@ def _parse_options(
 def _parse_ignores(
     reader: Reader, node: yaml.Node, specs: RuleOptionSpecs
 ) -> tuple[Ignore, ...]:
+    import yaml  # lazy: see `bot.core.config_reader`
     if not isinstance(node, yaml.SequenceNode):
         raise reader.fail(node, "ignore", "expected a list of {rule, paths, reason}")
     ignores = [reader.attempt(partial(_parse_ignore, reader, index, item, specs))

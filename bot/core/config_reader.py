@@ -1,12 +1,18 @@
-"""Reading `.github/ci-stability.yml` nodes into values, and collecting their errors."""
+"""Reading `.github/ci-stability.yml` nodes into values, and collecting their errors.
+
+PyYAML is imported in the functions that read YAML, not at the top: importing it
+(with the regexes it compiles) is ~20 ms that every review without a config file, and
+every other command importing `Config`, would pay for nothing.
+"""
 
 from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import yaml
+if TYPE_CHECKING:
+    import yaml
 
 from bot.core.findings import Severity
 from bot.core.globs import validate_glob
@@ -41,6 +47,7 @@ def check_shape(text: str, source: str) -> None:
     and builds recursive aliases (`a: &a [*a]`) into cyclic graphs; the event stream
     is read iteratively, so depth, alias count and recursion are measured on it.
     """
+    import yaml  # lazy: see the module docstring
     depth = 0
     aliases = 0
     open_anchors: list[str | None] = []
@@ -92,6 +99,7 @@ class Reader:
     def plain(self, node: yaml.Node, key: str, depth: int = 0) -> Any:
         """Convert a node to Python data with a node budget (no alias bombs) and a
         depth bound (aliases to aliases nest deeper than the text shows)."""
+        import yaml  # lazy: see the module docstring
         self.visited += 1
         if self.visited > self.max_nodes:
             raise Exhausted(f"{self.source}:{node.start_mark.line + 1}: `{key}`: "
@@ -117,6 +125,7 @@ class Reader:
         raise self.fail(node, key, "unsupported YAML value")
 
     def mapping(self, node: yaml.Node, key: str) -> list[tuple[str, yaml.Node, yaml.Node]]:
+        import yaml  # lazy: see the module docstring
         if not isinstance(node, yaml.MappingNode):
             raise self.fail(node, key, "expected a mapping")
         items: list[tuple[str, yaml.Node, yaml.Node]] = []
@@ -139,6 +148,7 @@ class Reader:
         return value
 
     def strings(self, node: yaml.Node, key: str) -> tuple[str, ...]:
+        import yaml  # lazy: see the module docstring
         if isinstance(node, yaml.ScalarNode):
             return (self.string(node, key),)
         if not isinstance(node, yaml.SequenceNode):

@@ -65,7 +65,7 @@ def effective_limits(asked: LimitsRequest | None, ceiling: ReviewLimits
 
 def file_size(changed: ChangedFile) -> int:
     """What a file costs against `ReviewLimits.max_bytes`."""
-    lines = sum(len(line.text) for hunk in changed.hunks for line in hunk.lines)
+    lines = sum(hunk.text_size for hunk in changed.hunks)
     return lines + len(changed.base_text or "") + len(changed.head_text or "")
 
 

@@ -48,6 +48,12 @@ class Hunk:
         like `ChangedFile.derived`, it lives and dies with the hunk."""
         return {}
 
+    @cached_property
+    def text_size(self) -> int:
+        """Characters of the lines' text, as `limits.file_size` counts them: asked when
+        the patch is read and again when the review is capped, at C speed."""
+        return sum(map(len, map(_TEXT, self.lines)))
+
     @property
     def added(self) -> tuple[DiffLine, ...]:
         return self._of_kind("added", LineKind.ADDED)

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from operator import itemgetter
 
 from bot.core.snapshot import ChangedFile, LineKind, PullRequestSnapshot
 
 _SUPPRESSION_RE = re.compile(r"#\s*ci-stability:\s*ignore\[([^\]\n]*)\][ \t]*(.*)$")
 _REASON_LEAD = " \t-:–—"
 MAX_SUPPRESSIONS_PER_FILE = 1000
+_TEXT = itemgetter(1)  # of a DiffLine
 
 
 @dataclass(frozen=True)
@@ -44,16 +46,20 @@ def _parse(text: str) -> tuple[tuple[str, ...], str] | None:
 
 
 def _file_lines(changed: ChangedFile) -> list[tuple[int, str, bool]]:
-    added = changed.added_line_numbers
     if changed.head_lines is not None:
+        added = changed.added_line_numbers
         return [
             (number, text, number in added)
             for number, text in enumerate(changed.head_lines, start=1)
             if "ci-stability" in text
         ]
+    # One substring search per hunk (its lines joined at C speed) instead of one per
+    # line: almost no hunk holds a suppression. A match across the joining newline is
+    # impossible, the marker has none.
     return [
         (line.new_no, line.text, line.kind is LineKind.ADDED)
         for hunk in changed.hunks
+        if "ci-stability" in "\n".join(map(_TEXT, hunk.lines))
         for line in hunk.lines
         if line.new_no is not None and "ci-stability" in line.text
     ]

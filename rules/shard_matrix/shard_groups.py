@@ -8,9 +8,10 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import yaml
+if TYPE_CHECKING:
+    import yaml
 
 from rules.analysis.knobs import normalize
 
@@ -24,6 +25,7 @@ class _Budget(Exception):
 
 
 def _plain(node: yaml.Node, budget: list[int]) -> Any:
+    import yaml  # lazy (start-up time): most reviews parse no matrix
     budget[0] -= 1
     if budget[0] < 0:
         raise _Budget
@@ -37,6 +39,7 @@ def _plain(node: yaml.Node, budget: list[int]) -> Any:
 
 
 def parse_yaml(text: str) -> Any:
+    import yaml  # lazy (start-up time): most reviews parse no matrix
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
         return None if node is None else _plain(node, [_MAX_NODES])

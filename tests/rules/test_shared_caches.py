@@ -129,7 +129,12 @@ def test_knob_changes_are_cached_per_hunk_and_equal_fresh_ones(
                                       "-x", "a.b", "z"]), max_size=4))
 def test_word_finding_shortcuts_equal_the_regex(text: str, only: frozenset[str]) -> None:
     words = set(knob_names._NAME_TOKEN_RE.findall(text))
-    assert knob_names._words(text) == words
+    # `present` memoizes raw runs; the word of each is a word the regex finds.
+    assert {knob_names._word(run) for run in knob_names._runs(text)} - {""} == words
+    wanted = knob_names.KnobFilter(("*timeout*", "k9", "value", "metric-value", "a-b"))
+    naming = {w for w in words if wanted.names_knob(w)}
+    assert set(wanted.present(text)) == naming
+    assert set(wanted.present(text)) == naming  # and again, from the memo
     named = knob_names.named_words(text, only)
     if named is not None:
         def normal(word: str) -> str:

@@ -28,7 +28,7 @@ _NEW_UNIT_RE = re.compile(
 _NEW_UNIT_LINES_RE = re.compile(
     r"^[^\S\n]*(?:(?:async[^\S\n]+)?def[^\S\n]|class[^\S\n]"
     r"|-[^\S\n]+(?:label|name|key|id|group)[^\S\n]*:|runs-on[^\S\n]*:)", re.M)
-_KIND = itemgetter(0)  # of a DiffLine
+_KIND, _TEXT, _NEW_NO = itemgetter(0), itemgetter(1), itemgetter(3)  # of a DiffLine
 
 
 class Change(NamedTuple):
@@ -127,21 +127,27 @@ def new_unit_lines(hunk: Hunk) -> frozenset[int]:
     added = hunk.added
     if not added:
         return frozenset()
-    numbers = [line.new_no for line in added]
+    numbers = list(map(_NEW_NO, added))  # C-level iterators: asked of every hunk
     if None in numbers:
         return _new_unit_lines_slowly(hunk)
-    texts = [line.text[:400] for line in added]
+    texts = list(map(_TEXT, added))
+    if max(map(len, texts)) > 400:
+        texts = [text[:400] for text in texts]
     joined = "\n".join(texts)
     if joined.count("\n") + 1 != len(texts):
         return _new_unit_lines_slowly(hunk)  # no added line, or one holding a newline
     if _NEW_UNIT_LINES_RE.search(joined) is None:
         return frozenset()  # most hunks: one search over every added line
+    # A run is the added lines between two context lines (removed lines don't end it);
+    # the kinds are one-character strings, so runs are the pieces between spaces.
+    pieces = "".join(map(_KIND, hunk.lines)).split(" ")
+    if sum(1 for piece in pieces if "+" in piece) == 1:
+        # One run holds every added line: the search above was over exactly that run.
+        return frozenset(cast("list[int]", numbers))
     starts = list(accumulate([len(t) + 1 for t in texts], initial=0))
     result: set[int] = set()
     first = 0
-    # A run is the added lines between two context lines (removed lines don't end it);
-    # the kinds are one-character strings, so runs are the pieces between spaces.
-    for piece in "".join(map(_KIND, hunk.lines)).split(" "):
+    for piece in pieces:
         size = piece.count("+")
         if size and _NEW_UNIT_LINES_RE.search(joined, starts[first],
                                               starts[first + size] - 1) is not None:

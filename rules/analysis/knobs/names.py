@@ -34,8 +34,8 @@ class KnobFilter:
         self._literal = frozenset(g for g in normalized if not any(c in g for c in "*?{"))
         patterns = [compile_glob(g).pattern for g in normalized if g not in self._literal]
         self._exact = re.compile("|".join(f"(?:{p})" for p in patterns)) if patterns else None
-        self._seen: set[str] = set()  # raw words looked at
-        self._hits: set[str] = set()  # those that may name a wanted knob
+        self._seen: set[str] = set()  # raw runs looked at
+        self._hits: dict[str, str] = {}  # those whose word may name a wanted knob → it
         self._names: dict[str, bool] = {}  # normalized names
         self._value = self("metric-value")  # lm-eval `value:` keys become `metric-value`
 
@@ -58,32 +58,34 @@ class KnobFilter:
         if len(self._seen) > 100_000:
             self._seen.clear()
             self._hits.clear()
-        tokens = _words(text)
-        # Set operations keep the per-token Python work to words never seen before.
-        for token in tokens - self._seen:
-            if self.names_knob(token):
-                self._hits.add(token)
-            self._seen.add(token)
-        return list(tokens & self._hits)
+        runs = _runs(text)
+        # Set operations keep the per-token Python work to runs never seen before; a
+        # run is looked at once, whatever it starts with (see `_word`).
+        for run in runs - self._seen:
+            word = _word(run)
+            if word and self.names_knob(word):
+                self._hits[run] = word
+            self._seen.add(run)
+        return list({self._hits[run] for run in runs & self._hits.keys()})
 
 
 # ASCII text splits into `[\w-]` runs at C speed: every other character becomes a space.
 _NOT_WORD = str.maketrans({c: " " for c in range(128)
                            if not (chr(c).isalnum() or chr(c) in "_-")})
+_NOT_LETTER_LEAD = "0123456789_-"
 
 
-def _words(text: str) -> set[str]:
-    r"""The distinct `_NAME_TOKEN_RE` words of `text`: from each run of `[\w-]`, the part
-    from its first ASCII letter on."""
+def _runs(text: str) -> set[str]:
+    r"""The distinct runs of `[\w-]` in `text` (ASCII), or its `_NAME_TOKEN_RE` words:
+    either way `_word` of each gives the words `_NAME_TOKEN_RE` finds."""
     if not text.isascii():
         return set(_NAME_TOKEN_RE.findall(text))
-    words = set()
-    for run in set(text.translate(_NOT_WORD).split()):
-        if run[0].isalpha():
-            words.add(run)
-        elif word := run.lstrip("0123456789_-"):
-            words.add(word)
-    return words
+    return set(text.translate(_NOT_WORD).split())
+
+
+def _word(run: str) -> str:
+    """The word of a run: the part from its first ASCII letter on ("" when none)."""
+    return run if run[0].isalpha() else run.lstrip(_NOT_LETTER_LEAD)
 
 
 @lru_cache(maxsize=64)

@@ -78,11 +78,20 @@ def _candidates(
     so no match spans two lines.
     """
     pattern = re.compile("|".join(re.escape(w) for w in sorted(words)))  # one cache entry per set
-    starts = list(accumulate([len(t) + 1 for t in texts], initial=0))
+    # A match's line is the count of newlines before it when no line holds one (the
+    # usual case, checked in one pass): no table of line starts to build for the few
+    # matches a side has.
+    starts = (None if joined.count("\n") == len(texts) - 1
+              else list(accumulate([len(t) + 1 for t in texts], initial=0)))
     size = len(side)
     found: list[int] = []
+    i = at = 0
     for match in pattern.finditer(joined):
-        i = bisect_right(starts, match.start()) - 1
+        if starts is None:
+            i += joined.count("\n", at, match.start())
+            at = match.start()
+        else:
+            i = bisect_right(starts, match.start()) - 1
         if found and found[-1] == i:
             continue
         if any(side[j][2] for j in range(i, min(i + 4, size))):
