@@ -7,7 +7,8 @@ from collections.abc import Iterable
 from pathlib import PurePosixPath
 
 from bot.core.findings import Finding, Severity
-from rules.analysis.prtext import ci_fix_phrase, dedup_evidence
+from rules.analysis.intent import ci_fix_phrase
+from rules.analysis.prtext import dedup_evidence
 from rules.base import Rule, RuleContext
 
 _TEMPLATE_HEADING = "### Duplicate-work check"

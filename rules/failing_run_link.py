@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from bot.core.findings import Finding, Severity
-from rules.analysis.prtext import ci_fix_phrase, failure_evidence, stress_statistics
+from rules.analysis.intent import ci_fix_phrase
+from rules.analysis.prtext import failure_evidence, stress_statistics
 from rules.base import Rule, RuleContext
 
 
