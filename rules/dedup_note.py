@@ -6,14 +6,21 @@ import re
 from collections.abc import Iterable
 from pathlib import PurePosixPath
 
-from bot.core.findings import Finding, Severity
-from rules.analysis.intent import ci_fix_phrase
+from bot.core.findings import Confidence, Finding, Severity
+from rules.analysis.intent import ci_fix_phrase, described
 from rules.analysis.prtext import dedup_evidence
 from rules.base import Rule, RuleContext
 
 _TEMPLATE_HEADING = "### Duplicate-work check"
 # Files whose names are what people search for: eval configs, tests, CPU tests.
 _NAMED_SURFACES = ("eval-config", "cpu-test", "test")
+
+
+# A commit message without the PR description: what the PR said is unknown.
+_NO_DESCRIPTION = (
+    " (Only the commit message was available, with no PR description: if the PR's "
+    "description has this check, ignore this.)"
+)
 
 
 def _search_terms(ctx: RuleContext) -> list[str]:
@@ -59,6 +66,9 @@ class DedupNote(Rule):
 
         The TP1/PCP4 eval OOMs since #49294; this enables expandable segments.
 
+    Without a description (an empty body, or a squash message that only lists the
+    commits' subjects) the finding is medium confidence: the PR may have said it.
+
     Prefer
     ------
     A short section listing what was searched and a one-line verdict per hit:
@@ -77,6 +87,7 @@ class DedupNote(Rule):
         phrase = ci_fix_phrase(snapshot.title, snapshot.body, snapshot.labels)
         if phrase is None or dedup_evidence(snapshot.body, ctx.config.dedup_heading):
             return
+        known = described(snapshot.body)
         terms = ", ".join(f"`{t}`" for t in _search_terms(ctx)) or "the failing job/test"
         heading = _heading_for(ctx.config.dedup_heading)
         section = heading or f"a section whose heading matches `{ctx.config.dedup_heading}`"
@@ -88,6 +99,7 @@ class DedupNote(Rule):
             f"Searched open/merged PRs and issues for {terms}:\n"
             "- #<number> — <one-line verdict: different root cause / same failure, "
             "superseded / not a duplicate>\n\n"
-            "or link the tracking issue with `Closes #<issue>`.",
+            "or link the tracking issue with `Closes #<issue>`." + _NO_DESCRIPTION * (not known),
             key="dedup-note:missing-duplicate-work-check",
+            confidence=Confidence.HIGH if known else Confidence.MEDIUM,
         )

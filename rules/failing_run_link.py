@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from bot.core.findings import Finding, Severity
-from rules.analysis.intent import ci_fix_phrase
+from bot.core.findings import Confidence, Finding, Severity
+from rules.analysis.intent import ci_fix_phrase, described
 from rules.analysis.prtext import failure_evidence, stress_statistics
 from rules.base import Rule, RuleContext
 
@@ -33,6 +33,11 @@ class FailingRunLink(Rule):
         [CI] Fix flaky GLM-5.2 PCP eval
 
         Bumps the server start timeout. Passed 50/50 locally.
+
+    A description that quotes the failure's root-cause line (an exception with its
+    message, `No matching distribution found`, an NCCL watchdog timeout) shows the
+    failure too. Without a description (an empty body, or a squash message that only
+    lists the commits' subjects) the finding is medium confidence.
 
     Prefer
     ------
@@ -65,4 +70,11 @@ class FailingRunLink(Rule):
                 f" Stress results (\"{stats}\") show the fix holds locally, not what "
                 "failed in CI."
             )
-        yield self.finding(message, key="failing-run-link:missing-failing-run")
+        known = described(snapshot.body)
+        if not known:
+            message += (
+                " (Only the commit message was available, with no PR description: if the "
+                "PR's description links the run, ignore this.)"
+            )
+        yield self.finding(message, key="failing-run-link:missing-failing-run",
+                           confidence=Confidence.HIGH if known else Confidence.MEDIUM)

@@ -56,6 +56,12 @@ def squash_subjects(body: str) -> list[str]:
     return subjects
 
 
+def described(body: str) -> bool:
+    """Whether the body is a PR description: not empty, not only squashed commit subjects
+    (a commit message without the PR's description: the rules cannot see what it said)."""
+    return bool(clean(body).strip()) and not squash_subjects(body)
+
+
 def _body_fix_sentence(prose: str) -> str | None:
     """A sentence of the body that says the PR fixes CI (narrower than for titles:
     bodies of product fixes also mention tests, crashes and regressions)."""
