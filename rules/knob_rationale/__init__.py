@@ -30,6 +30,7 @@ from rules.analysis.knobs import (
 )
 from rules.analysis.lines import comment_text, known_lines
 from rules.base import Rule, RuleContext
+from rules.knob_rationale.switches import named_switch
 
 
 def _signature(setting: Setting, change: Change) -> tuple[str, str, str]:
@@ -45,13 +46,21 @@ def _subjects(change: Change) -> list[str]:
     return subjects
 
 
+def _sweep_key(changed: ChangedFile, change: Change) -> tuple[str, ...]:
+    """One change swept across sibling configs: the same knob added to each file of a
+    directory (with each config's own value), or the same old → new retune."""
+    folder = changed.path.rpartition("/")[0]
+    if change.old is None:
+        return folder, change.setting.name, "added"
+    return folder, *_signature(change.setting, change)
+
+
 def _sweeps(asks: list[tuple[ChangedFile, list[Change]]]) -> set[tuple[str, ...]]:
-    """Knobs added with one value to three or more files of a directory: one change
-    swept across its configs (a setting a new backend needs), asked about once."""
+    """Knobs added to three or more files of a directory: one change swept across its
+    configs (a setting a new backend needs), asked about once."""
     counts: Counter[tuple[str, ...]] = Counter()
     for changed, changes in asks:
-        folder = changed.path.rpartition("/")[0]
-        counts.update({(folder, *_signature(c.setting, c)) for c in changes if c.old is None})
+        counts.update({_sweep_key(changed, c) for c in changes if c.old is None})
     return {key for key, n in counts.items() if n >= 3}
 
 
@@ -95,7 +104,10 @@ class KnobRationale(Rule):
     settings that only moved (the same value removed elsewhere in the PR), values set on
     mocks in unit tests, or shortened timeouts (a limit that is too short fails loudly).
     Values are compared within one entry: a deleted test's threshold is not paired with
-    the next test's. Loosened gates, tolerances, timeouts and
+    the next test's. A knob added in a hunk that switches a setting to a value the
+    description names (`model: hf` → `vllm` in "run lm-eval on vLLM") comes with that
+    switch, whose account is its reason; a knob added to three or more sibling configs
+    is one change, asked about once. Loosened gates, tolerances, timeouts and
     sample counts are left to `threshold-loosening`, which warns about them anyway. A
     comment explaining one change also covers the same old → new change repeated in the
     same file (one decorator per test). Commented-out code and pragmas are not reasons.
@@ -127,13 +139,13 @@ class KnobRationale(Rule):
         for changed in ctx.files():
             if changed.status in ("added", "copied"):
                 continue  # a new config or test is reviewed as a whole, not as a retune
-            asks += self._file(changed, wanted, union, description, categories, moved)
+            asks += self._file(changed, wanted, union, description, categories, moved,
+                               ctx.snapshot.text)
         sweeps, asked = _sweeps(asks), set()
         for changed, changes in asks:
-            folder = changed.path.rpartition("/")[0]
             kept = []
             for change in changes:
-                key = (folder, *_signature(change.setting, change))
+                key = _sweep_key(changed, change)
                 if key not in asked:
                     kept.append(change)
                 if key in sweeps:
@@ -144,10 +156,12 @@ class KnobRationale(Rule):
     def _file(
         self, changed: ChangedFile, wanted: KnobFilter, union: KnobFilter,
         description: Description, categories: Categories | None, moved: MovedSettings,
+        pr_text: str,
     ) -> list[tuple[ChangedFile, list[Change]]]:
         per_hunk: list[tuple[Hunk, list[Change]]] = []
         for hunk in changed.hunks:
             fresh = new_unit_lines(hunk)
+            switch: str | bool | None = False  # computed once per hunk, when needed
             kept: list[Change] = []
             for change in split_across_owners(changed, hunk_changes(changed, hunk, union)):
                 new = change.new
@@ -156,6 +170,10 @@ class KnobRationale(Rule):
                 if change.old is None and (new.line in fresh
                                            or new_configuration(changed, new, moved)):
                     continue  # a knob of a brand-new entry, or one that moved, is no retune
+                if change.old is None:
+                    switch = named_switch(hunk, pr_text) if switch is False else switch
+                    if switch:
+                        continue  # comes with the switch the description explains
                 if scaffolding(changed, new):
                     continue  # a value on a mock in a unit test is the test's setup
                 if categories is not None and loosening(change, categories, True):
