@@ -34,6 +34,15 @@ def _search_terms(ctx: RuleContext) -> list[str]:
     return terms
 
 
+# A PR template's checklist item, ticked: "- [x] Search for similar PRs" (verl's
+# template writes "[done]"). Unticked, it is only the template.
+_CHECKLIST_RE = re.compile(
+    r"^[ \t]*[-*][ \t]*\[(?:x|done|✓|✔)\][ \t]*(?:searched|search|looked|checked|check)\b"
+    r"[^\n]{0,60}?\b(?:similar|duplicate|existing|related|open)\b",
+    re.I | re.M,
+)
+
+
 def _heading_for(pattern: str) -> str | None:
     try:
         return _TEMPLATE_HEADING if re.search(pattern, _TEMPLATE_HEADING) else None
@@ -60,7 +69,9 @@ class DedupNote(Rule):
     `failing-run-link`; routine maintenance such as action bumps, new coverage or
     logging is exempt) whose description has none of: a section whose heading matches
     `dedup_heading` in `.github/ci-stability.yml`, a tracking issue (`Closes #…`,
-    `Fixes #…`, an issue URL), or a reference to another PR/issue with a verdict:
+    `Fixes #…`, an issue URL), a ticked template item such as `- [x] Search for
+    similar PRs`, or a reference to another PR/issue with a verdict (`part 2 of #4479`,
+    `supersedes #12`, `#50791 — a different workspace`):
 
         [CI] Stabilize GLM-5.2 PCP evaluation
 
@@ -86,6 +97,8 @@ class DedupNote(Rule):
         snapshot = ctx.snapshot
         phrase = ci_fix_phrase(snapshot.title, snapshot.body, snapshot.labels)
         if phrase is None or dedup_evidence(snapshot.body, ctx.config.dedup_heading):
+            return
+        if _CHECKLIST_RE.search(snapshot.body[:200_000]):
             return
         known = described(snapshot.body)
         terms = ", ".join(f"`{t}`" for t in _search_terms(ctx)) or "the failing job/test"
