@@ -15,12 +15,10 @@ from rules.analysis.intent.title import Title, Verdict, judge_title
 from rules.analysis.intent.topics import infra_topic, meta_topic
 from rules.analysis.intent.words import (
     CI_NOUN_RE,
-    FAILURE_RE,
     SILENCE_RE,
     STABILITY_RE,
     clauses,
     near_in,
-    words,
 )
 from rules.analysis.prtext.evidence import failure_evidence
 from rules.analysis.prtext.markdown import clean, quote, sentences, split_markdown
@@ -28,10 +26,12 @@ from rules.analysis.prtext.markdown import clean, quote, sentences, split_markdo
 _LABEL_RE = re.compile(r"flaky|ci[-_ /]?fail|ci[-_ /]?fix|broken[-_ ]?trunk", re.I)
 _BULLET_RE = re.compile(r"^\s*[*-]\s+(\S.{0,200})$")
 _SIGNOFF_RE = re.compile(r"^\s*(?:signed-off-by|co-authored-by|-{3,})", re.I)
+# Narrower than a title's fix verbs: bodies "restore" and "handle" product behaviour.
 _BODY_FIX_RE = re.compile(
     r"^(?:fix(?:es|ed|ing)?|hotfix\w*|resolv\w*|mitigat\w*|workaround\w*|unbreak\w*|"
     r"deflak\w*|stabili[sz]\w*|unblock\w*)$"
 )
+# Where a body's "fix" must point to be a CI fix ("fixes the nightly", "unblocks CI").
 _CI_PLACE_RE = re.compile(r"^(?:ci|nightly|trunk|buildkite|jobs?|workflows?)$")
 _CI_FAILURE_RE = re.compile(
     r"^(?:fail(?:s|ed|ing|ure|ures)?|flak\w*|broken|red|intermittent\w*|sporadic\w*|oom|"
@@ -124,10 +124,7 @@ def ci_fix_phrase(title: str, body: str, labels: Sequence[str] = ()) -> str | No
         return quote(body_sentence)
     parsed = Title.parse(title)
     failure = not subjects and (_body_failure(prose) or failure_evidence(body) is not None)
-    subject = words(parsed.subject)
     if failure and (parsed.ci_label or near_in(clauses(parsed.subject), SILENCE_RE, CI_NOUN_RE)):
         # A bare `[CI]` tag or "Disable the PP test" answers the failure the body states.
-        return quote(title)
-    if failure and any(FAILURE_RE.match(w) for w in subject):
         return quote(title)
     return None if label is None else f"label {label}"

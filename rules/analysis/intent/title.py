@@ -25,6 +25,7 @@ from rules.analysis.intent.words import (
     ROUTINE_VERB_RE,
     SILENCE_RE,
     STABILITY_RE,
+    adds_coverage,
     any_word,
     clauses,
     near_in,
@@ -122,6 +123,8 @@ def judge_title(title: str, extra: str = "") -> Verdict:
     explicit_fix = fix_verb or (parsed.fix_type and parsed.ci_label)
     if not (stable or failing) and near_in(parts, REENABLE_RE, CI_NOUN_RE):
         return Verdict.NOT  # turning tests back on restores coverage, even "fix and enable"
+    if not (fix_verb or stable or failing) and adds_coverage(found):
+        return Verdict.NOT  # "[BugFix][CI] add ep CI" is new coverage, whatever the tag
     if (not (explicit_fix or stable) and ROUTINE_VERB_RE.match(main)
             and not near_in(parts, RETUNE_VERB_RE, KNOB_RE)):
         return Verdict.NOT  # new coverage, a move, a bump: routine CI work

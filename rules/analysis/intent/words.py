@@ -73,7 +73,8 @@ ROUTINE_VERB_RE = re.compile(
     r"expand\w*|cover\w*|bump\w*|updat\w*|upgrad\w*|pin|pins|pinned|unpin\w*|document\w*|"
     r"docs?|log|logs|logging|print\w*|debug\w*|refactor\w*|mov(?:e|es|ed|ing)|renam\w*|"
     r"migrat\w*|port|ports|ported|clean\w*|simplif\w*|speed\w*|optimi[sz]\w*|us(?:e|es|ed|ing)|"
-    r"swap\w*|switch\w*|replac\w*|enabl\w*|run|runs|change\w*|modif\w*|align\w*|split\w*)$"
+    r"swap\w*|switch\w*|replac\w*|enabl\w*|run|runs|change\w*|modif\w*|align\w*|split\w*|"
+    r"allow\w*)$"
 )
 
 
@@ -110,3 +111,12 @@ def near(found: Sequence[str], left: re.Pattern[str], right: re.Pattern[str]) ->
 def near_in(parts: Sequence[Sequence[str]], left: re.Pattern[str],
             right: re.Pattern[str]) -> bool:
     return any(near(part, left, right) for part in parts)
+
+
+# New coverage: "add ep CI", "add tests for vllm" (a CI noun right after the verb).
+_COVERAGE_VERB_RE = re.compile(r"^(?:add\w*|introduc\w*|enabl\w*|extend\w*|expand\w*|new)$")
+
+
+def adds_coverage(found: Sequence[str]) -> bool:
+    return bool(found) and bool(_COVERAGE_VERB_RE.match(found[0])) and any(
+        CI_NOUN_RE.match(w) for w in found[1:3])
