@@ -14,7 +14,6 @@ from rules.analysis.knobs import (
     KnobFilter,
     MovedSettings,
     Setting,
-    adjacent_comment,
     configured_categories,
     hunk_changes,
     knob_filter,
@@ -30,6 +29,7 @@ from rules.analysis.knobs import (
 )
 from rules.analysis.lines import comment_text, known_lines
 from rules.base import Rule, RuleContext
+from rules.knob_rationale.comments import own_comment
 from rules.knob_rationale.switches import named_switch
 
 
@@ -110,7 +110,9 @@ class KnobRationale(Rule):
     is one change, asked about once. Loosened gates, tolerances, timeouts and
     sample counts are left to `threshold-loosening`, which warns about them anyway. A
     comment explaining one change also covers the same old → new change repeated in the
-    same file (one decorator per test). Commented-out code and pragmas are not reasons.
+    same file (one decorator per test). Commented-out code and pragmas are not reasons,
+    nor is a comment that belongs to another key (the one directly above a different
+    line) unless it names the knob or gives a reason.
 
     Prefer
     ------
@@ -189,7 +191,7 @@ class KnobRationale(Rule):
         for _, changes in per_hunk:
             for change in changes:
                 setting = change.setting
-                if adjacent_comment(changed, setting.lines) or description.explains(
+                if own_comment(changed, setting) or description.explains(
                     _subjects(change)
                 ):
                     # The same retune repeated in this file (e.g. one decorator per test)
