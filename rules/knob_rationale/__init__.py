@@ -31,6 +31,7 @@ from rules.analysis.lines import comment_text, known_lines
 from rules.base import Rule, RuleContext
 from rules.knob_rationale.comments import own_comment
 from rules.knob_rationale.switches import named_switch
+from rules.knob_rationale.tuples import tuple_changes
 
 
 def _signature(setting: Setting, change: Change) -> tuple[str, str, str]:
@@ -165,7 +166,8 @@ class KnobRationale(Rule):
             fresh = new_unit_lines(hunk)
             switch: str | bool | None = False  # computed once per hunk, when needed
             kept: list[Change] = []
-            for change in split_across_owners(changed, hunk_changes(changed, hunk, union)):
+            found = split_across_owners(changed, hunk_changes(changed, hunk, union))
+            for change in [*found, *tuple_changes(changed, hunk)]:
                 new = change.new
                 if new is None or not new.literal or not wanted(new.name) or not change.is_change:
                     continue
