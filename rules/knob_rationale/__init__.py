@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable
 
 from bot.core.findings import Finding, Severity
-from bot.core.snapshot import ChangedFile, Hunk
+from bot.core.snapshot import ChangedFile, Hunk, PullRequestSnapshot
 from rules.analysis.knobs import (
     Categories,
     Change,
@@ -30,6 +31,7 @@ from rules.analysis.knobs import (
 from rules.analysis.lines import comment_text, known_lines
 from rules.base import Rule, RuleContext
 from rules.knob_rationale.comments import own_comment
+from rules.knob_rationale.introduced import introduced_names
 from rules.knob_rationale.switches import named_switch
 from rules.knob_rationale.tuples import tuple_changes
 
@@ -63,6 +65,23 @@ def _sweeps(asks: list[tuple[ChangedFile, list[Change]]]) -> set[tuple[str, ...]
     for changed, changes in asks:
         counts.update({_sweep_key(changed, c) for c in changes if c.old is None})
     return {key for key, n in counts.items() if n >= 3}
+
+
+_MAX_MIRROR_FILES = 300  # a huge PR's defaults are not all read for one courtesy
+_TEST_PATH_RE = re.compile(r"(?:^|/)tests?/|(?:^|/)test_[^/]*$|_test\.[^/]*$")
+
+
+def _mirrors(snapshot: PullRequestSnapshot, union: KnobFilter) -> set[tuple[str, str, str]]:
+    """Retunes the PR makes in its non-test files (a library default, CI surface or not):
+    a test fixture repeating the same old → new follows that default."""
+    found: set[tuple[str, str, str]] = set()
+    for changed in snapshot.files[:_MAX_MIRROR_FILES]:
+        if _TEST_PATH_RE.search(changed.path) or changed.status != "modified":
+            continue
+        for hunk in changed.hunks:
+            found.update(_signature(c.setting, c) for c in hunk_changes(changed, hunk, union)
+                         if c.old is not None and c.new is not None and c.is_change)
+    return found
 
 
 def _shortened_timeout(change: Change, categories: Categories | None) -> bool:
@@ -108,7 +127,10 @@ class KnobRationale(Rule):
     the next test's. A knob added in a hunk that switches a setting to a value the
     description names (`model: hf` → `vllm` in "run lm-eval on vLLM") comes with that
     switch, whose account is its reason; a knob added to three or more sibling configs
-    is one change, asked about once. Loosened gates, tolerances, timeouts and
+    is one change, asked about once; a test fixture repeating the old → new retune of a
+    default the PR changes in a non-test file follows that default. Knobs the PR's own
+    code newly defines (a field, parameter or flag of the feature it adds) are
+    configuration of that feature, not retunes. Loosened gates, tolerances, timeouts and
     sample counts are left to `threshold-loosening`, which warns about them anyway. A
     comment explaining one change also covers the same old → new change repeated in the
     same file (one decorator per test). Commented-out code and pragmas are not reasons,
@@ -138,17 +160,23 @@ class KnobRationale(Rule):
         categories = (configured_categories(ctx.config)
                       if loosening_reported(ctx.config) else None)
         moved = MovedSettings(ctx.snapshot, union)
+        introduced = introduced_names(ctx.snapshot)
         asks: list[tuple[ChangedFile, list[Change]]] = []
         for changed in ctx.files():
             if changed.status in ("added", "copied"):
                 continue  # a new config or test is reviewed as a whole, not as a retune
             asks += self._file(changed, wanted, union, description, categories, moved,
-                               ctx.snapshot.text)
+                               ctx.snapshot.text, introduced)
         sweeps, asked = _sweeps(asks), set()
+        mirrored = _mirrors(ctx.snapshot, union) if asks else set()
         for changed, changes in asks:
             kept = []
+            fixture = _TEST_PATH_RE.search(changed.path) is not None
             for change in changes:
                 key = _sweep_key(changed, change)
+                if fixture and change.old is not None and (
+                        _signature(change.setting, change) in mirrored):
+                    continue  # mirrors the default this PR retunes (asked about there)
                 if key not in asked:
                     kept.append(change)
                 if key in sweeps:
@@ -159,7 +187,7 @@ class KnobRationale(Rule):
     def _file(
         self, changed: ChangedFile, wanted: KnobFilter, union: KnobFilter,
         description: Description, categories: Categories | None, moved: MovedSettings,
-        pr_text: str,
+        pr_text: str, introduced: frozenset[str],
     ) -> list[tuple[ChangedFile, list[Change]]]:
         per_hunk: list[tuple[Hunk, list[Change]]] = []
         for hunk in changed.hunks:
@@ -174,6 +202,8 @@ class KnobRationale(Rule):
                 if change.old is None and (new.line in fresh
                                            or new_configuration(changed, new, moved)):
                     continue  # a knob of a brand-new entry, or one that moved, is no retune
+                if change.old is None and new.name in introduced:
+                    continue  # a setting of the feature this PR defines: configuration
                 if change.old is None:
                     switch = named_switch(hunk, pr_text) if switch is False else switch
                     if switch:
