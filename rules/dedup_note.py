@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from pathlib import PurePosixPath
 
 from bot.core.findings import Confidence, Finding, Severity
-from rules.analysis.intent import ci_fix_phrase, described
+from rules.analysis.intent import ci_fix_phrase, described, who_reads
 from rules.analysis.prtext import dedup_evidence
 from rules.base import Rule, RuleContext
 
@@ -105,7 +105,8 @@ class DedupNote(Rule):
         heading = _heading_for(ctx.config.dedup_heading)
         section = heading or f"a section whose heading matches `{ctx.config.dedup_heading}`"
         yield self.finding(
-            f"This PR reads as a CI fix (\"{phrase}\") but its description has no "
+            f"{who_reads(snapshot.title, phrase)} reads as a CI fix (\"{phrase}\") but its "
+            "description has no "
             "duplicate-work check, so reviewers cannot tell whether another open or merged "
             "PR or issue already addresses this failure. Add, for example:\n\n"
             f"{section}\n"

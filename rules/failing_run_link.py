@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from bot.core.findings import Confidence, Finding, Severity
-from rules.analysis.intent import ci_fix_phrase, described
+from rules.analysis.intent import ci_fix_phrase, described, who_reads
 from rules.analysis.prtext import failure_evidence, stress_statistics
 from rules.base import Rule, RuleContext
 
@@ -59,7 +59,8 @@ class FailingRunLink(Rule):
         if phrase is None or failure_evidence(snapshot.body):
             return
         message = (
-            f"This PR reads as a CI fix (\"{phrase}\") but links no failing run: add the "
+            f"{who_reads(snapshot.title, phrase)} reads as a CI fix (\"{phrase}\") but links "
+            "no failing run: add the "
             "Buildkite build or GitHub Actions run/job URL (or its run id) and paste the "
             "root-cause lines of its log, so reviewers can check that the change fixes "
             "the actual failure."

@@ -7,7 +7,8 @@ schedule, auto-update, security-scanner or feature PR a CI fix. Everything is li
 the text (titles capped, bodies through `prtext.markdown.clean`).
 """
 
-from rules.analysis.intent.body import ci_fix_phrase, described, squash_subjects
+from rules.analysis.intent.body import ci_fix_phrase, described, squash_subjects, who_reads
 from rules.analysis.intent.title import Title, Verdict, judge_title
 
-__all__ = ["Title", "Verdict", "ci_fix_phrase", "described", "judge_title", "squash_subjects"]
+__all__ = ["Title", "Verdict", "ci_fix_phrase", "described", "judge_title", "squash_subjects",
+           "who_reads"]

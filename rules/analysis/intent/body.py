@@ -56,6 +56,14 @@ def squash_subjects(body: str) -> list[str]:
     return subjects
 
 
+def who_reads(title: str, phrase: str) -> str:
+    """"This PR" when the phrase quotes the title (or a label), else "This PR's
+    description": a quoted body sentence must not read as if it were the title."""
+    if phrase == quote(title[:1000]) or phrase.startswith("label "):
+        return "This PR"
+    return "This PR's description"
+
+
 def described(body: str) -> bool:
     """Whether the body is a PR description: not empty, not only squashed commit subjects
     (a commit message without the PR's description: the rules cannot see what it said)."""

@@ -3,7 +3,8 @@
 "fix(ci): correct the path filter" repairs when a job runs, not a red job; "[CI] fix the
 nightly report's data count" repairs bookkeeping. Each topic is a class of CI work seen
 on real repositories: capacity, triggers, logging, reports and dashboards, schedules,
-automatic updates, security scanners and tokens, repository bots, docs, releases.
+automatic updates, security scanners and tokens, repository bots, docs. (A failing
+release or deployment workflow is a red job like any other.)
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ _META = {
                    r"\bupdate (?:\w+ )?(?:commit|hash|sha)\b|"
                    r"\bbump\w* (?:the )?(?:version|deps?)\b",
     "security": r"\bscorecard\b|\bcodeql\b|\bzizmor\b|\bsarif\b|\bpermissions\b(?! error)|"
-                r"\btokens?\b|"
-                r"\bsecrets?\b|\bsha-?pin\w*|\bpin\w* [\w/.-]+ to a (?:full )?commit\b|"
+                r"\btokens?\b|\bsecrets?\b|\bsha-?pin\w*|"
+                r"\bpin\w* (?:[\w/.@-]+ ){1,3}to (?:a )?(?:full )?(?:commit|sha)\b|"
                 r"\bleast[- ]privilege\b|\bharden\w*|\bsecurity\b|\bvulnerab\w*|\bcves?\b|"
                 r"\bbandit\b|\btrivy\b|\bgitleaks\b|\bsso\b|\bexposure\b",
     "bot": r"\bbots?\b|\blabel(?:s|er|ing)?\b|\bauto-?clos\w*|\bstale\b|\bassign\w*|"
@@ -35,8 +36,6 @@ _META = {
     "docs": r"\btypos?\b|\bdocs?\b|\bdocumentation\b|\breadme\b|\bdocstrings?\b|\bspelling\b|"
             r"\bgrammar\b|\bcomments?\b|\bdescription strings?\b|\blink ?check\w*|"
             r"\blinkspector\b",
-    "release": r"\breleases?\b(?!\s+(?:\w+\s+)?(?:tests?|time))|\bpublish\w*|\bdeploy\w*|"
-               r"\bwheels?\b|\bpypi\b",
 }
 # Topics about where and when jobs run: a named failure ("jobs fail on the old
 # runners") makes them a fix again.
