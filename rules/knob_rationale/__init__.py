@@ -31,6 +31,7 @@ from rules.analysis.knobs import (
 from rules.analysis.lines import comment_text, known_lines
 from rules.base import Rule, RuleContext
 from rules.knob_rationale.comments import own_comment
+from rules.knob_rationale.fakes import on_a_fake
 from rules.knob_rationale.introduced import introduced_names
 from rules.knob_rationale.switches import named_switch
 from rules.knob_rationale.tuples import tuple_changes
@@ -122,7 +123,8 @@ class KnobRationale(Rule):
     Knobs of a new file, or of a new test, step, job, list item or config entry added
     whole, are not asked about (that is new configuration, not a retune), nor are
     settings that only moved (the same value removed elsewhere in the PR), values set on
-    mocks in unit tests, or shortened timeouts (a limit that is too short fails loudly).
+    mocks and fakes (`SimpleNamespace(…)`, `MagicMock(…)`) in unit tests, or shortened
+    timeouts (a limit that is too short fails loudly).
     Values are compared within one entry: a deleted test's threshold is not paired with
     the next test's. A knob added in a hunk that switches a setting to a value the
     description names (`model: hf` → `vllm` in "run lm-eval on vLLM") comes with that
@@ -208,7 +210,7 @@ class KnobRationale(Rule):
                     switch = named_switch(hunk, pr_text) if switch is False else switch
                     if switch:
                         continue  # comes with the switch the description explains
-                if scaffolding(changed, new):
+                if scaffolding(changed, new) or on_a_fake(changed, new):
                     continue  # a value on a mock in a unit test is the test's setup
                 if categories is not None and loosening(change, categories, True):
                     continue  # threshold-loosening warns about it, with the same question

@@ -14,7 +14,11 @@ from collections.abc import Sequence
 from rules.analysis.intent.title import Title, Verdict, judge_title
 from rules.analysis.intent.topics import infra_topic, meta_topic
 from rules.analysis.intent.words import (
+    BODY_BROKE_RE,
+    BODY_FIX_RE,
+    CI_FAILURE_RE,
     CI_NOUN_RE,
+    CI_PLACE_RE,
     SILENCE_RE,
     STABILITY_RE,
     clauses,
@@ -26,22 +30,6 @@ from rules.analysis.prtext.markdown import clean, quote, sentences, split_markdo
 _LABEL_RE = re.compile(r"flaky|ci[-_ /]?fail|ci[-_ /]?fix|broken[-_ ]?trunk", re.I)
 _BULLET_RE = re.compile(r"^\s*[*-]\s+(\S.{0,200})$")
 _SIGNOFF_RE = re.compile(r"^\s*(?:signed-off-by|co-authored-by|-{3,})", re.I)
-# Narrower than a title's fix verbs: bodies "restore" and "handle" product behaviour.
-_BODY_FIX_RE = re.compile(
-    r"^(?:fix(?:es|ed|ing)?|hotfix\w*|resolv\w*|mitigat\w*|workaround\w*|unbreak\w*|"
-    r"deflak\w*|stabili[sz]\w*|unblock\w*)$"
-)
-# Where a body's "fix" must point to be a CI fix ("fixes the nightly", "unblocks CI").
-_CI_PLACE_RE = re.compile(r"^(?:ci|nightly|trunk|buildkite|jobs?|workflows?)$")
-_CI_FAILURE_RE = re.compile(
-    r"^(?:fail(?:s|ed|ing|ure|ures)?|flak\w*|broken|red|intermittent\w*|sporadic\w*|oom|"
-    r"hang(?:s|ing)?|timeout)$")
-# In a body only "this broke CI" counts: "CI failures are unrelated" is common in feature PRs.
-_BODY_BROKE_RE = re.compile(
-    r"\b(?:broke|breaks|breaking)\s+(?:the\s+)?(?:ci|trunk|main|nightly|build)\b", re.I
-)
-
-
 def squash_subjects(body: str) -> list[str]:
     """The commit subjects of a squash message that is only a bullet list of them,
     else [] (a PR description is not one)."""
@@ -74,13 +62,13 @@ def _body_fix_sentence(prose: str) -> str | None:
     """A sentence of the body that says the PR fixes CI (narrower than for titles:
     bodies of product fixes also mention tests, crashes and regressions)."""
     for sentence in sentences(prose):
-        if _BODY_BROKE_RE.search(sentence):
+        if BODY_BROKE_RE.search(sentence):
             return sentence
         parts = clauses(sentence)
-        if near_in(parts, _BODY_FIX_RE, _CI_PLACE_RE):
+        if near_in(parts, BODY_FIX_RE, CI_PLACE_RE):
             return sentence
-        if near_in(parts, _BODY_FIX_RE, _CI_FAILURE_RE) and near_in(
-            parts, _CI_FAILURE_RE, CI_NOUN_RE
+        if near_in(parts, BODY_FIX_RE, CI_FAILURE_RE) and near_in(
+            parts, CI_FAILURE_RE, CI_NOUN_RE
         ):
             return sentence
     return None
@@ -89,7 +77,7 @@ def _body_fix_sentence(prose: str) -> str | None:
 def _body_failure(prose: str) -> bool:
     """The body says a CI job or test fails ("the PCP4 eval keeps failing with OOM")."""
     return any(
-        near_in(clauses(s), _CI_FAILURE_RE, CI_NOUN_RE) or near_in(
+        near_in(clauses(s), CI_FAILURE_RE, CI_NOUN_RE) or near_in(
             clauses(s), STABILITY_RE, CI_NOUN_RE)
         for s in sentences(prose)
     )
@@ -112,7 +100,7 @@ def _other_work(prose: str) -> bool:
     text = "\n".join(lead)
     if not (meta_topic(text) or infra_topic(text)):
         return False
-    return not any(near_in(clauses(s), _CI_FAILURE_RE, CI_NOUN_RE) for s in lead)
+    return not any(near_in(clauses(s), CI_FAILURE_RE, CI_NOUN_RE) for s in lead)
 
 
 def ci_fix_phrase(title: str, body: str, labels: Sequence[str] = ()) -> str | None:

@@ -67,6 +67,24 @@ KNOB_RE = re.compile(
     r"gpu[-_]memory\w*|thresholds?|tolerances?|atol|rtol|bounds?|batch[-_]?size|max[-_]\w+|"
     r"concurrency|parallelism|retries|reruns|wait)$"
 )
+# The description's vocabulary is narrower than a title's: bodies "restore" and
+# "handle" product behaviour, and their "fix" must point at CI ("fixes the nightly").
+
+
+def _one_of(*words: str) -> re.Pattern[str]:
+    return re.compile("^(?:" + "|".join(words) + ")$")
+
+
+BODY_FIX_RE = _one_of(r"fix(?:es|ed|ing)?", r"hotfix\w*", r"resolv\w*", r"mitigat\w*",
+                      r"workaround\w*", r"unbreak\w*", r"deflak\w*", r"stabili[sz]\w*",
+                      r"unblock\w*")
+CI_PLACE_RE = _one_of("ci", "nightly", "trunk", "buildkite", "jobs?", "workflows?")
+CI_FAILURE_RE = _one_of(r"fail(?:s|ed|ing|ure|ures)?", r"flak\w*", "broken", "red",
+                        r"intermittent\w*", r"sporadic\w*", "oom", r"hang(?:s|ing)?", "timeout")
+# In a body only "this broke CI" counts: "CI failures are unrelated" is common in feature PRs.
+BODY_BROKE_RE = re.compile(
+    r"\b(?:broke|breaks|breaking)\s+(?:the\s+)?(?:ci|trunk|main|nightly|build)\b", re.I
+)
 # The main verb of routine CI maintenance and of features: new coverage, moves, bumps.
 ROUTINE_VERB_RE = re.compile(
     r"^(?:add|adds|added|adding|introduc\w*|support\w*|implement\w*|new|extend\w*|create\w*|"
