@@ -43,6 +43,22 @@ _CHECKLIST_RE = re.compile(
 )
 
 
+# "Paste at least one query link here: ..." left as the template wrote it.
+_ASKS_FOR_LINK_RE = re.compile(r"\b(?:paste|link here|query link)\b", re.I)
+_LINK_RE = re.compile(r"https?://\S|(?<![\w&])#\d+")
+
+
+def _ticked_search(body: str) -> bool:
+    """A ticked "searched for similar PRs" item; one whose template asks for the query
+    link counts only with a link on it."""
+    for match in _CHECKLIST_RE.finditer(body[:200_000]):
+        line_end = body.find("\n", match.end())
+        line = body[match.start(): line_end if line_end >= 0 else len(body)]
+        if not _ASKS_FOR_LINK_RE.search(line) or _LINK_RE.search(line):
+            return True
+    return False
+
+
 def _heading_for(pattern: str) -> str | None:
     try:
         return _TEMPLATE_HEADING if re.search(pattern, _TEMPLATE_HEADING) else None
@@ -98,7 +114,7 @@ class DedupNote(Rule):
         phrase = ci_fix_phrase(snapshot.title, snapshot.body, snapshot.labels)
         if phrase is None or dedup_evidence(snapshot.body, ctx.config.dedup_heading):
             return
-        if _CHECKLIST_RE.search(snapshot.body[:200_000]):
+        if _ticked_search(snapshot.body):
             return
         known = described(snapshot.body)
         terms = ", ".join(f"`{t}`" for t in _search_terms(ctx)) or "the failing job/test"

@@ -2,7 +2,7 @@
 
 "fix(ci): correct the path filter" repairs when a job runs, not a red job; "[CI] fix the
 nightly report's data count" repairs bookkeeping. Each topic is a class of CI work seen
-on real repositories: capacity, triggers, logging, reports and dashboards, schedules,
+on real repositories: capacity, triggers, logging, reports and dashboards, schedules, speed,
 automatic updates, security scanners and tokens, repository bots, docs. (A failing
 release or deployment workflow is a red job like any other.)
 """
@@ -33,6 +33,9 @@ _META = {
                 r"\bbandit\b|\btrivy\b|\bgitleaks\b|\bsso\b|\bexposure\b",
     "bot": r"\bbots?\b|\blabel(?:s|er|ing)?\b|\bauto-?clos\w*|\bstale\b|\bassign\w*|"
            r"\bcodeowners\b|\bpr[- ]title\b|\bdco\b|\bmergify\b|\bwelcome\b|\bcode freeze\b",
+    # Making CI faster or cheaper: "10 steps -> 3 to speed up CI", "reduce runtime".
+    "speed": r"\bspeed(?:s|ing)? up\b|\bfaster\b|\b(?:reduce|cut|shorten)\w* (?:the )?"
+             r"(?:ci |test |job )?(?:run ?time|duration|wall ?time|cost)\b",
     "docs": r"\btypos?\b|\bdocs?\b|\bdocumentation\b|\breadme\b|\bdocstrings?\b|\bspelling\b|"
             r"\bgrammar\b|\bcomments?\b|\bdescription strings?\b|\blink ?check\w*|"
             r"\blinkspector\b",
