@@ -2,8 +2,9 @@
 
 The title decides when it can (FIX or NOT); a NEUTRAL title ("Disable the PP
 integration test") is a CI fix when the description says a CI job or test fails.
-A squash message without the PR description is a list of commit subjects: those are
-read for topics ("* fix cron time"), and their fix claims count like a body's.
+A squash message without the PR description is a list of commit subjects: a short list
+is read for topics ("* fix cron time") when the title only claims a fix, and the
+subjects' fix claims count like a body's.
 """
 
 from __future__ import annotations
@@ -103,10 +104,23 @@ def _other_work(prose: str) -> bool:
     return not any(near_in(clauses(s), CI_FAILURE_RE, CI_NOUN_RE) for s in lead)
 
 
+_MAX_SUBJECTS = 8  # a 50-commit squash list mentions everything ("update docs") somewhere
+
+
+def _other_subjects(subjects: list[str]) -> bool:
+    """A short squash list whose subjects name other work (a schedule, a report, …)."""
+    if not subjects or len(subjects) > _MAX_SUBJECTS:
+        return False
+    text = "\n".join(subjects)
+    return meta_topic(text) is not None or infra_topic(text) is not None
+
+
 def ci_fix_phrase(title: str, body: str, labels: Sequence[str] = ()) -> str | None:
     """Why the PR reads as a CI fix (a short quote), or None for anything else."""
     subjects = squash_subjects(body)
-    verdict = judge_title(title, "\n".join(subjects))
+    verdict = judge_title(title)
+    if verdict is Verdict.CLAIM and _other_subjects(subjects):
+        verdict = Verdict.NOT  # "[nightly] fix job order" + "* move the cron to Sunday"
     label = next((lb for lb in labels if _LABEL_RE.search(lb)), None)
     prose, _ = split_markdown(clean(body))
     if verdict is Verdict.CLAIM and not subjects and _other_work(prose):

@@ -100,8 +100,8 @@ def _stability(found: list[str], parts: list[list[str]], ci: bool) -> bool:
     return any_word(found, STABILITY_RE) and (ci or near_in(parts, STABILITY_RE, CI_NOUN_RE))
 
 
-def judge_title(title: str, extra: str = "") -> Verdict:
-    """The title's verdict; `extra` (the squash message's commit subjects) adds topics."""
+def judge_title(title: str) -> Verdict:
+    """The title's verdict (see the module docstring)."""
     parsed = Title.parse(title)
     found, parts = words(parsed.subject), clauses(parsed.subject)
     has_ci_noun = any_word(found, CI_NOUN_RE)
@@ -112,7 +112,7 @@ def judge_title(title: str, extra: str = "") -> Verdict:
     fix_verb = any_word(found, FIX_RE)
     # `fix:` / `fix(scope):` is the fix verb of the subject's first clause.
     lead = [["fix", *parts[0]], *parts[1:]] if parsed.fix_type and parts else parts
-    topics = f"{parsed.tags}\n{parsed.subject}\n{extra}"
+    topics = f"{parsed.tags}\n{parsed.subject}"
     main = found[0] if found else ""
     if meta_topic(topics) and (not stable or (ROUTINE_VERB_RE.match(main) and not fix_verb)):
         return Verdict.NOT  # "[CI] Add logging to debug flaky test_abort" is logging

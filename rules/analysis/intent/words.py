@@ -54,7 +54,8 @@ REENABLE_RE = re.compile(
 # parallelism, the model runner, MoE gates and weight shards far more often than CI.
 # Nor "eval": in RL trainers it is a product feature ("fix eval with the async engine").
 CI_NOUN_RE = re.compile(
-    r"^(?:ci|cicd|ci/cd|tests?|testing|test_\w+|\w+_test|unittests?|ut|jobs?|builds?|nightly|"
+    r"^(?:ci|cicd|ci/cd|tests?|testing|test_[\w.]+|\w+_test(?:\.py)?|unittests?|ut|jobs?|"
+    r"builds?|nightly|"
     r"nightlies|hourly|workflows?|lm[-_]?eval\w*|gsm8k|mmlu|trunk|suites?|buildkite|e2e|"
     r"smoke|precommit|lint|linter|regressiontest|testcases?|pytest)$"
 )
