@@ -132,6 +132,9 @@ def judge_title(title: str) -> Verdict:
         return Verdict.FIX
     if near_in(lead, FIX_RE, CI_NOUN_RE) or (explicit_fix and parsed.ci_label):
         return Verdict.CLAIM
+    if parsed.fix_type and any(any_word(part, CI_NOUN_RE) and not ROUTINE_VERB_RE.match(part[0])
+                               for part in parts):
+        return Verdict.CLAIM  # "FIX Issue with disable adapter test", not "fix x and add UT"
     if ci and near_in(parts, RETUNE_VERB_RE, KNOB_RE):
         return Verdict.CLAIM  # "Increase the GLM eval timeout" retunes CI
     return Verdict.NEUTRAL
