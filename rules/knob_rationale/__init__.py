@@ -32,7 +32,7 @@ from rules.analysis.lines import comment_text, known_lines
 from rules.base import Rule, RuleContext
 from rules.knob_rationale.comments import own_comment
 from rules.knob_rationale.fakes import on_a_fake
-from rules.knob_rationale.introduced import introduced_names
+from rules.knob_rationale.introduced import introduced_names, known_before
 from rules.knob_rationale.switches import named_switch
 from rules.knob_rationale.tuples import tuple_changes
 
@@ -168,7 +168,7 @@ class KnobRationale(Rule):
             if changed.status in ("added", "copied"):
                 continue  # a new config or test is reviewed as a whole, not as a retune
             asks += self._file(changed, wanted, union, description, categories, moved,
-                               ctx.snapshot.text, introduced)
+                               ctx.snapshot, introduced)
         sweeps, asked = _sweeps(asks), set()
         mirrored = _mirrors(ctx.snapshot, union) if asks else set()
         for changed, changes in asks:
@@ -189,8 +189,9 @@ class KnobRationale(Rule):
     def _file(
         self, changed: ChangedFile, wanted: KnobFilter, union: KnobFilter,
         description: Description, categories: Categories | None, moved: MovedSettings,
-        pr_text: str, introduced: frozenset[str],
+        snapshot: PullRequestSnapshot, introduced: frozenset[str],
     ) -> list[tuple[ChangedFile, list[Change]]]:
+        pr_text = snapshot.text
         per_hunk: list[tuple[Hunk, list[Change]]] = []
         for hunk in changed.hunks:
             fresh = new_unit_lines(hunk)
@@ -204,7 +205,8 @@ class KnobRationale(Rule):
                 if change.old is None and (new.line in fresh
                                            or new_configuration(changed, new, moved)):
                     continue  # a knob of a brand-new entry, or one that moved, is no retune
-                if change.old is None and new.name in introduced:
+                if change.old is None and new.name in introduced and not known_before(
+                        snapshot, changed.path, new):
                     continue  # a setting of the feature this PR defines: configuration
                 if change.old is None:
                     switch = named_switch(hunk, pr_text) if switch is False else switch

@@ -3,7 +3,9 @@
 "track generation fleet health" adds `probe_timeout_s` to a config dataclass and sets it
 in a functional test: the test's value configures the new feature, it retunes nothing.
 A name counts as introduced when an added line of a Python file defines it (a field,
-a parameter, an argument, a config lookup) and that file's base side never had it.
+a parameter, an argument, a config lookup) and that file's base side never had it; with
+repository context, also when the knob's sibling files at the base revision do not set
+it and no base file defines it (the view's symbol search).
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ from __future__ import annotations
 import re
 
 from bot.core.snapshot import LineKind, PullRequestSnapshot
-from rules.analysis.knobs import normalize
+from rules.analysis.knobs import Setting, normalize
+from rules.analysis.siblings import sibling_texts
 
 _NAME = r"([A-Za-z_][A-Za-z0-9_]*_[A-Za-z0-9_]+)"  # snake_case: a knob, not a word
 _DEFINES_RE = re.compile(
@@ -49,3 +52,17 @@ def introduced_names(snapshot: PullRequestSnapshot) -> frozenset[str]:
         found.update(normalize(name) for name in defined
                      if re.search(rf"\b{re.escape(name)}\b", before) is None)
     return frozenset(found)
+
+
+def known_before(snapshot: PullRequestSnapshot, path: str, setting: Setting) -> bool:
+    """Whether the repository at base already has the knob: a sibling of `path` sets it,
+    or the repository view finds it defined. Without context: False (don't know)."""
+    spelled = {setting.raw, setting.raw.replace("-", "_"), setting.raw.replace("_", "-")}
+    pattern = re.compile("|".join(rf"(?<![\w-]){re.escape(s)}(?![\w-])" for s in spelled))
+    for text in sibling_texts(snapshot, path) or ():
+        if pattern.search(text[:_MAX_BASE]):
+            return True
+    view = snapshot.repo_view
+    if view is None:
+        return False
+    return bool(view.find_symbol(setting.raw.replace("-", "_")))
