@@ -6,13 +6,21 @@ import re
 from collections.abc import Iterable
 from pathlib import PurePosixPath
 
-from bot.core.findings import Finding, Severity
-from rules.analysis.prtext import ci_fix_phrase, dedup_evidence
+from bot.core.findings import Confidence, Finding, Severity
+from rules.analysis.intent import ci_fix_phrase, described, who_reads
+from rules.analysis.prtext import dedup_evidence
 from rules.base import Rule, RuleContext
 
 _TEMPLATE_HEADING = "### Duplicate-work check"
 # Files whose names are what people search for: eval configs, tests, CPU tests.
 _NAMED_SURFACES = ("eval-config", "cpu-test", "test")
+
+
+# A commit message without the PR description: what the PR said is unknown.
+_NO_DESCRIPTION = (
+    " (Only the commit message was available, with no PR description: if the PR's "
+    "description has this check, ignore this.)"
+)
 
 
 def _search_terms(ctx: RuleContext) -> list[str]:
@@ -24,6 +32,31 @@ def _search_terms(ctx: RuleContext) -> list[str]:
             if len(terms) == 3:  # a 100,000-file PR must not make this quadratic
                 break
     return terms
+
+
+# A PR template's checklist item, ticked: "- [x] Search for similar PRs" (verl's
+# template writes "[done]"). Unticked, it is only the template.
+_CHECKLIST_RE = re.compile(
+    r"^[ \t]*[-*][ \t]*\[(?:x|done|✓|✔)\][ \t]*(?:searched|search|looked|checked|check)\b"
+    r"[^\n]{0,60}?\b(?:similar|duplicate|existing|related|open)\b",
+    re.I | re.M,
+)
+
+
+# "Paste at least one query link here: ..." left as the template wrote it.
+_ASKS_FOR_LINK_RE = re.compile(r"\b(?:paste|link here|query link)\b", re.I)
+_LINK_RE = re.compile(r"https?://\S|(?<![\w&])#\d+")
+
+
+def _ticked_search(body: str) -> bool:
+    """A ticked "searched for similar PRs" item; one whose template asks for the query
+    link counts only with a link on it."""
+    for match in _CHECKLIST_RE.finditer(body[:200_000]):
+        line_end = body.find("\n", match.end())
+        line = body[match.start(): line_end if line_end >= 0 else len(body)]
+        if not _ASKS_FOR_LINK_RE.search(line) or _LINK_RE.search(line):
+            return True
+    return False
 
 
 def _heading_for(pattern: str) -> str | None:
@@ -52,11 +85,16 @@ class DedupNote(Rule):
     `failing-run-link`; routine maintenance such as action bumps, new coverage or
     logging is exempt) whose description has none of: a section whose heading matches
     `dedup_heading` in `.github/ci-stability.yml`, a tracking issue (`Closes #…`,
-    `Fixes #…`, an issue URL), or a reference to another PR/issue with a verdict:
+    `Fixes #…`, an issue URL), a ticked template item such as `- [x] Search for
+    similar PRs`, or a reference to another PR/issue with a verdict (`part 2 of #4479`,
+    `supersedes #12`, `#50791 — a different workspace`):
 
         [CI] Stabilize GLM-5.2 PCP evaluation
 
         The TP1/PCP4 eval OOMs since #49294; this enables expandable segments.
+
+    Without a description (an empty body, or a squash message that only lists the
+    commits' subjects) the finding is medium confidence: the PR may have said it.
 
     Prefer
     ------
@@ -76,17 +114,22 @@ class DedupNote(Rule):
         phrase = ci_fix_phrase(snapshot.title, snapshot.body, snapshot.labels)
         if phrase is None or dedup_evidence(snapshot.body, ctx.config.dedup_heading):
             return
+        if _ticked_search(snapshot.body):
+            return
+        known = described(snapshot.body)
         terms = ", ".join(f"`{t}`" for t in _search_terms(ctx)) or "the failing job/test"
         heading = _heading_for(ctx.config.dedup_heading)
         section = heading or f"a section whose heading matches `{ctx.config.dedup_heading}`"
         yield self.finding(
-            f"This PR reads as a CI fix (\"{phrase}\") but its description has no "
+            f"{who_reads(snapshot.title, phrase)} reads as a CI fix (\"{phrase}\") but its "
+            "description has no "
             "duplicate-work check, so reviewers cannot tell whether another open or merged "
             "PR or issue already addresses this failure. Add, for example:\n\n"
             f"{section}\n"
             f"Searched open/merged PRs and issues for {terms}:\n"
             "- #<number> — <one-line verdict: different root cause / same failure, "
             "superseded / not a duplicate>\n\n"
-            "or link the tracking issue with `Closes #<issue>`.",
+            "or link the tracking issue with `Closes #<issue>`." + _NO_DESCRIPTION * (not known),
             key="dedup-note:missing-duplicate-work-check",
+            confidence=Confidence.HIGH if known else Confidence.MEDIUM,
         )

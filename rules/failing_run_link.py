@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from bot.core.findings import Finding, Severity
-from rules.analysis.prtext import ci_fix_phrase, failure_evidence, stress_statistics
+from bot.core.findings import Confidence, Finding, Severity
+from rules.analysis.intent import ci_fix_phrase, described, who_reads
+from rules.analysis.prtext import failure_evidence, stress_statistics
 from rules.base import Rule, RuleContext
 
 
@@ -33,6 +34,11 @@ class FailingRunLink(Rule):
 
         Bumps the server start timeout. Passed 50/50 locally.
 
+    A description that quotes the failure's root-cause line (an exception with its
+    message, `No matching distribution found`, an NCCL watchdog timeout) shows the
+    failure too. Without a description (an empty body, or a squash message that only
+    lists the commits' subjects) the finding is medium confidence.
+
     Prefer
     ------
     Link the failing run and quote the root-cause line from its log:
@@ -53,7 +59,8 @@ class FailingRunLink(Rule):
         if phrase is None or failure_evidence(snapshot.body):
             return
         message = (
-            f"This PR reads as a CI fix (\"{phrase}\") but links no failing run: add the "
+            f"{who_reads(snapshot.title, phrase)} reads as a CI fix (\"{phrase}\") but links "
+            "no failing run: add the "
             "Buildkite build or GitHub Actions run/job URL (or its run id) and paste the "
             "root-cause lines of its log, so reviewers can check that the change fixes "
             "the actual failure."
@@ -64,4 +71,11 @@ class FailingRunLink(Rule):
                 f" Stress results (\"{stats}\") show the fix holds locally, not what "
                 "failed in CI."
             )
-        yield self.finding(message, key="failing-run-link:missing-failing-run")
+        known = described(snapshot.body)
+        if not known:
+            message += (
+                " (Only the commit message was available, with no PR description: if the "
+                "PR's description links the run, ignore this.)"
+            )
+        yield self.finding(message, key="failing-run-link:missing-failing-run",
+                           confidence=Confidence.HIGH if known else Confidence.MEDIUM)

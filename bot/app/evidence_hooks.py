@@ -23,7 +23,7 @@ from bot.evidence.records import FailureIndex
 from bot.evidence.section import runs_reply as render_reply
 from bot.github.calls import Flow
 from bot.github.pull import fetch_snapshot
-from rules.analysis.prtext import ci_fix_phrase
+from rules.analysis.intent import ci_fix_phrase
 
 log = logging.getLogger("bot.evidence")
 Decorate = Callable[[Report, PullRequestSnapshot], Report]

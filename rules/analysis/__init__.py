@@ -3,7 +3,8 @@
 - `lines`: the known head lines of a file, a hunk's two sides, `#` comments on a line.
 - `yamlscan`: the YAML line scanner and the per-file scanned view.
 - `knobs`: knob names, values, settings, changes, categories, loosening, rationale.
-- `prtext`: the PR description: CI-fix intent, failure evidence, references, reasons.
+- `intent`: CI-fix intent of a PR (title, squash subjects, description, labels).
+- `prtext`: the PR description: failure evidence, references, reasons.
 - `siblings`: base-revision texts of a file's siblings (the repository's conventions).
 
 `memo.memoized` keeps what these compute per hunk or file with the snapshot. An

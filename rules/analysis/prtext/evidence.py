@@ -47,7 +47,13 @@ _ERROR_LINE_RE = re.compile(
 _VERBATIM_RE = re.compile(
     r"Traceback \(most recent call last\)|CUDA out of memory\. Tried to allocate|"
     r"Tried to allocate \d+(?:\.\d+)? [GMK]i?B|torch\.(?:cuda\.)?OutOfMemoryError|"
-    r"FAILED [\w./-]+\.py::\w+|##\[error\]",
+    r"FAILED [\w./-]+\.py::\w+|##\[error\]|"
+    # Root-cause lines quoted in prose: resolver, import, NCCL and CUDA failures, and a
+    # named exception with its message ("ModuleNotFoundError: No module named 'x'").
+    r"No matching distribution found for \S+|No module named '?[\w.]+|"
+    r"Watchdog caught collective operation timeout|ProcessGroupNCCL\.cpp:\d+|"
+    r"NCCL (?:error|WARN|timeout)\b|CUDA error: [a-z]|illegal memory access was encountered|"
+    r"\b[A-Z][a-z]\w*(?:Error|Exception): [A-Za-z'\"`<]",
 )
 _STRESS_RE = re.compile(
     r"\b(?:passed|passes|green|succeeded|ran)\s+\d+\s*/\s*\d+\b|\b\d+\s*/\s*\d+\s+"
@@ -84,7 +90,7 @@ def failure_evidence(body: str) -> str | None:
             return quote(block[match.start(): match.start() + 90].splitlines()[0])
     match = _VERBATIM_RE.search(prose)
     if match:
-        return match.group(0)
+        return quote(prose[match.start(): match.start() + 90].splitlines()[0])
     for inline in _INLINE_CODE_RE.finditer(prose):
         match = _ERROR_LINE_RE.search(inline.group(1))
         if match and ":" in inline.group(1):

@@ -52,7 +52,10 @@ _VERDICT_RE = re.compile(
     r"\bstale\b|\babandoned\b|\bno overlap\b|\bnot a dup\w*|\bduplicat\w*|"
     r"\b(?:tr(?:y|ies|ied)|attempt(?:s|ed)?)\s+to\s+(?:fix|address|solve|resolve)\b|"
     r"\bfollow[- ]?up\s+(?:to|of|on|for)\b|\b(?:previous|earlier|first|prior)\s+"
-    r"(?:fix|attempt|part|pr)\b",
+    r"(?:fix|attempt|part|pr)\b"
+    # The PR is one step of a series the description names: "part 2 of #4479".
+    r"|\bpart\s+\d+\s+of\b|\bcontinu(?:es|ation of)\b|\bsame as\b|\bsplit (?:out )?(?:of|from)\b|"
+    r"\brelands?\b|\bcounterpart\b|\bcompanion\b|\b(?:second|next|last|final)\s+(?:part|half|step)\b",
     re.I,
 )
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable
 
 from bot.core.findings import Finding, Severity
-from bot.core.snapshot import ChangedFile, Hunk
+from bot.core.snapshot import ChangedFile, Hunk, PullRequestSnapshot
 from rules.analysis.knobs import (
     Categories,
     Change,
@@ -14,7 +15,6 @@ from rules.analysis.knobs import (
     KnobFilter,
     MovedSettings,
     Setting,
-    adjacent_comment,
     configured_categories,
     hunk_changes,
     knob_filter,
@@ -30,6 +30,11 @@ from rules.analysis.knobs import (
 )
 from rules.analysis.lines import comment_text, known_lines
 from rules.base import Rule, RuleContext
+from rules.knob_rationale.comments import own_comment
+from rules.knob_rationale.fakes import on_a_fake
+from rules.knob_rationale.introduced import introduced_names, known_before
+from rules.knob_rationale.switches import named_switch
+from rules.knob_rationale.tuples import tuple_changes
 
 
 def _signature(setting: Setting, change: Change) -> tuple[str, str, str]:
@@ -45,14 +50,39 @@ def _subjects(change: Change) -> list[str]:
     return subjects
 
 
+def _sweep_key(changed: ChangedFile, change: Change) -> tuple[str, ...]:
+    """One change swept across sibling configs: the same knob added to each file of a
+    directory (with each config's own value), or the same old → new retune."""
+    folder = changed.path.rpartition("/")[0]
+    if change.old is None:
+        return folder, change.setting.name, "added"
+    return folder, *_signature(change.setting, change)
+
+
 def _sweeps(asks: list[tuple[ChangedFile, list[Change]]]) -> set[tuple[str, ...]]:
-    """Knobs added with one value to three or more files of a directory: one change
-    swept across its configs (a setting a new backend needs), asked about once."""
+    """Knobs added to three or more files of a directory: one change swept across its
+    configs (a setting a new backend needs), asked about once."""
     counts: Counter[tuple[str, ...]] = Counter()
     for changed, changes in asks:
-        folder = changed.path.rpartition("/")[0]
-        counts.update({(folder, *_signature(c.setting, c)) for c in changes if c.old is None})
+        counts.update({_sweep_key(changed, c) for c in changes if c.old is None})
     return {key for key, n in counts.items() if n >= 3}
+
+
+_MAX_MIRROR_FILES = 300  # a huge PR's defaults are not all read for one courtesy
+_TEST_PATH_RE = re.compile(r"(?:^|/)tests?/|(?:^|/)test_[^/]*$|_test\.[^/]*$")
+
+
+def _mirrors(snapshot: PullRequestSnapshot, union: KnobFilter) -> set[tuple[str, str, str]]:
+    """Retunes the PR makes in its non-test files (a library default, CI surface or not):
+    a test fixture repeating the same old → new follows that default."""
+    found: set[tuple[str, str, str]] = set()
+    for changed in snapshot.files[:_MAX_MIRROR_FILES]:
+        if _TEST_PATH_RE.search(changed.path) or changed.status != "modified":
+            continue
+        for hunk in changed.hunks:
+            found.update(_signature(c.setting, c) for c in hunk_changes(changed, hunk, union)
+                         if c.old is not None and c.new is not None and c.is_change)
+    return found
 
 
 def _shortened_timeout(change: Change, categories: Categories | None) -> bool:
@@ -93,12 +123,21 @@ class KnobRationale(Rule):
     Knobs of a new file, or of a new test, step, job, list item or config entry added
     whole, are not asked about (that is new configuration, not a retune), nor are
     settings that only moved (the same value removed elsewhere in the PR), values set on
-    mocks in unit tests, or shortened timeouts (a limit that is too short fails loudly).
+    mocks and fakes (`SimpleNamespace(…)`, `MagicMock(…)`) in unit tests, or shortened
+    timeouts (a limit that is too short fails loudly).
     Values are compared within one entry: a deleted test's threshold is not paired with
-    the next test's. Loosened gates, tolerances, timeouts and
+    the next test's. A knob added in a hunk that switches a setting to a value the
+    description names (`model: hf` → `vllm` in "run lm-eval on vLLM") comes with that
+    switch, whose account is its reason; a knob added to three or more sibling configs
+    is one change, asked about once; a test fixture repeating the old → new retune of a
+    default the PR changes in a non-test file follows that default. Knobs the PR's own
+    code newly defines (a field, parameter or flag of the feature it adds) are
+    configuration of that feature, not retunes. Loosened gates, tolerances, timeouts and
     sample counts are left to `threshold-loosening`, which warns about them anyway. A
     comment explaining one change also covers the same old → new change repeated in the
-    same file (one decorator per test). Commented-out code and pragmas are not reasons.
+    same file (one decorator per test). Commented-out code and pragmas are not reasons,
+    nor is a comment that belongs to another key (the one directly above a different
+    line) unless it names the knob or gives a reason.
 
     Prefer
     ------
@@ -123,17 +162,23 @@ class KnobRationale(Rule):
         categories = (configured_categories(ctx.config)
                       if loosening_reported(ctx.config) else None)
         moved = MovedSettings(ctx.snapshot, union)
+        introduced = introduced_names(ctx.snapshot)
         asks: list[tuple[ChangedFile, list[Change]]] = []
         for changed in ctx.files():
             if changed.status in ("added", "copied"):
                 continue  # a new config or test is reviewed as a whole, not as a retune
-            asks += self._file(changed, wanted, union, description, categories, moved)
+            asks += self._file(changed, wanted, union, description, categories, moved,
+                               ctx.snapshot, introduced)
         sweeps, asked = _sweeps(asks), set()
+        mirrored = _mirrors(ctx.snapshot, union) if asks else set()
         for changed, changes in asks:
-            folder = changed.path.rpartition("/")[0]
             kept = []
+            fixture = _TEST_PATH_RE.search(changed.path) is not None
             for change in changes:
-                key = (folder, *_signature(change.setting, change))
+                key = _sweep_key(changed, change)
+                if fixture and change.old is not None and (
+                        _signature(change.setting, change) in mirrored):
+                    continue  # mirrors the default this PR retunes (asked about there)
                 if key not in asked:
                     kept.append(change)
                 if key in sweeps:
@@ -144,19 +189,30 @@ class KnobRationale(Rule):
     def _file(
         self, changed: ChangedFile, wanted: KnobFilter, union: KnobFilter,
         description: Description, categories: Categories | None, moved: MovedSettings,
+        snapshot: PullRequestSnapshot, introduced: frozenset[str],
     ) -> list[tuple[ChangedFile, list[Change]]]:
+        pr_text = snapshot.text
         per_hunk: list[tuple[Hunk, list[Change]]] = []
         for hunk in changed.hunks:
             fresh = new_unit_lines(hunk)
+            switch: str | bool | None = False  # computed once per hunk, when needed
             kept: list[Change] = []
-            for change in split_across_owners(changed, hunk_changes(changed, hunk, union)):
+            found = split_across_owners(changed, hunk_changes(changed, hunk, union))
+            for change in [*found, *tuple_changes(changed, hunk)]:
                 new = change.new
                 if new is None or not new.literal or not wanted(new.name) or not change.is_change:
                     continue
                 if change.old is None and (new.line in fresh
                                            or new_configuration(changed, new, moved)):
                     continue  # a knob of a brand-new entry, or one that moved, is no retune
-                if scaffolding(changed, new):
+                if change.old is None and new.name in introduced and not known_before(
+                        snapshot, changed.path, new):
+                    continue  # a setting of the feature this PR defines: configuration
+                if change.old is None:
+                    switch = named_switch(hunk, pr_text) if switch is False else switch
+                    if switch:
+                        continue  # comes with the switch the description explains
+                if scaffolding(changed, new) or on_a_fake(changed, new):
                     continue  # a value on a mock in a unit test is the test's setup
                 if categories is not None and loosening(change, categories, True):
                     continue  # threshold-loosening warns about it, with the same question
@@ -171,7 +227,7 @@ class KnobRationale(Rule):
         for _, changes in per_hunk:
             for change in changes:
                 setting = change.setting
-                if adjacent_comment(changed, setting.lines) or description.explains(
+                if own_comment(changed, setting) or description.explains(
                     _subjects(change)
                 ):
                     # The same retune repeated in this file (e.g. one decorator per test)

@@ -1,0 +1,14 @@
+"""CI-fix intent: does a PR say it fixes something failing, flaky or red in CI?
+
+The trigger of `dedup-note` and `failing-run-link` (and of the App's evidence hooks).
+It asks for evidence of a failure tied to CI, tests or jobs, not for keywords: a
+`[CI]` tag or a `fix` verb alone does not make a capacity, trigger, logging, report,
+schedule, auto-update, security-scanner or feature PR a CI fix. Everything is linear in
+the text (titles capped, bodies through `prtext.markdown.clean`).
+"""
+
+from rules.analysis.intent.body import ci_fix_phrase, described, squash_subjects, who_reads
+from rules.analysis.intent.title import Title, Verdict, judge_title
+
+__all__ = ["Title", "Verdict", "ci_fix_phrase", "described", "judge_title", "squash_subjects",
+           "who_reads"]

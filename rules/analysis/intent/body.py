@@ -1,0 +1,140 @@
+"""CI-fix intent from the title, the description and the labels together.
+
+The title decides when it can (FIX or NOT); a NEUTRAL title ("Disable the PP
+integration test") is a CI fix when the description says a CI job or test fails.
+A squash message without the PR description is a list of commit subjects: a short list
+is read for topics ("* fix cron time") when the title only claims a fix, and the
+subjects' fix claims count like a body's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from rules.analysis.intent.title import Title, Verdict, judge_title
+from rules.analysis.intent.topics import infra_topic, meta_topic
+from rules.analysis.intent.words import (
+    BODY_BROKE_RE,
+    BODY_FIX_RE,
+    CI_FAILURE_RE,
+    CI_NOUN_RE,
+    CI_PLACE_RE,
+    SILENCE_RE,
+    STABILITY_RE,
+    clauses,
+    near_in,
+)
+from rules.analysis.prtext.evidence import failure_evidence
+from rules.analysis.prtext.markdown import clean, quote, sentences, split_markdown
+
+_LABEL_RE = re.compile(r"flaky|ci[-_ /]?fail|ci[-_ /]?fix|broken[-_ ]?trunk", re.I)
+_BULLET_RE = re.compile(r"^\s*[*-]\s+(\S.{0,200})$")
+_SIGNOFF_RE = re.compile(r"^\s*(?:signed-off-by|co-authored-by|-{3,})", re.I)
+def squash_subjects(body: str) -> list[str]:
+    """The commit subjects of a squash message that is only a bullet list of them,
+    else [] (a PR description is not one)."""
+    subjects: list[str] = []
+    for line in clean(body).splitlines()[:200]:
+        if not line.strip() or _SIGNOFF_RE.match(line):
+            continue
+        match = _BULLET_RE.match(line)
+        if match is None:
+            return []
+        subjects.append(match.group(1))
+    return subjects
+
+
+def who_reads(title: str, phrase: str) -> str:
+    """"This PR" when the phrase quotes the title (or a label), else "This PR's
+    description": a quoted body sentence must not read as if it were the title."""
+    if phrase == quote(title[:1000]) or phrase.startswith("label "):
+        return "This PR"
+    return "This PR's description"
+
+
+def described(body: str) -> bool:
+    """Whether the body is a PR description: not empty, not only squashed commit subjects
+    (a commit message without the PR's description: the rules cannot see what it said)."""
+    return bool(clean(body).strip()) and not squash_subjects(body)
+
+
+def _body_fix_sentence(prose: str) -> str | None:
+    """A sentence of the body that says the PR fixes CI (narrower than for titles:
+    bodies of product fixes also mention tests, crashes and regressions)."""
+    for sentence in sentences(prose):
+        if BODY_BROKE_RE.search(sentence):
+            return sentence
+        parts = clauses(sentence)
+        if near_in(parts, BODY_FIX_RE, CI_PLACE_RE):
+            return sentence
+        if near_in(parts, BODY_FIX_RE, CI_FAILURE_RE) and near_in(
+            parts, CI_FAILURE_RE, CI_NOUN_RE
+        ):
+            return sentence
+    return None
+
+
+def _body_failure(prose: str) -> bool:
+    """The body says a CI job or test fails ("the PCP4 eval keeps failing with OOM")."""
+    return any(
+        near_in(clauses(s), CI_FAILURE_RE, CI_NOUN_RE) or near_in(
+            clauses(s), STABILITY_RE, CI_NOUN_RE)
+        for s in sentences(prose)
+    )
+
+
+# Template headings and labels ("## Purpose", "**Summary**", "SUMMARY:") are not prose.
+_HEADING_RE = re.compile(r"^\s*(?:#{1,6}\s.*|\*\*[^*\n]{1,80}\*\*\s*:?|[\w /-]{1,40}:)\s*$")
+
+
+def _lead(prose: str, count: int = 2) -> list[str]:
+    """The description's first sentences, below any template heading."""
+    text = "\n".join(line for line in prose.splitlines()[:60] if not _HEADING_RE.match(line))
+    return [s for _, s in zip(range(count), sentences(text), strict=False)]
+
+
+def _other_work(prose: str) -> bool:
+    """The description opens by saying what else the PR is (a trigger, a report, …)
+    and names no failing job or test."""
+    lead = _lead(prose)
+    text = "\n".join(lead)
+    if not (meta_topic(text) or infra_topic(text)):
+        return False
+    return not any(near_in(clauses(s), CI_FAILURE_RE, CI_NOUN_RE) for s in lead)
+
+
+_MAX_SUBJECTS = 8  # a 50-commit squash list mentions everything ("update docs") somewhere
+
+
+def _other_subjects(subjects: list[str]) -> bool:
+    """A short squash list whose subjects name other work (a schedule, a report, …)."""
+    if not subjects or len(subjects) > _MAX_SUBJECTS:
+        return False
+    text = "\n".join(subjects)
+    return meta_topic(text) is not None or infra_topic(text) is not None
+
+
+def ci_fix_phrase(title: str, body: str, labels: Sequence[str] = ()) -> str | None:
+    """Why the PR reads as a CI fix (a short quote), or None for anything else."""
+    subjects = squash_subjects(body)
+    verdict = judge_title(title)
+    if verdict is Verdict.CLAIM and _other_subjects(subjects):
+        verdict = Verdict.NOT  # "[nightly] fix job order" + "* move the cron to Sunday"
+    label = next((lb for lb in labels if _LABEL_RE.search(lb)), None)
+    prose, _ = split_markdown(clean(body))
+    if verdict is Verdict.CLAIM and not subjects and _other_work(prose):
+        verdict = Verdict.NOT  # "[CI][BugFix] …": the description says it is trigger logic
+    if verdict in (Verdict.FIX, Verdict.CLAIM):
+        return quote(title)
+    if verdict is Verdict.NOT:
+        return None if label is None else f"label {label}"
+    body_sentence = _body_fix_sentence("\n".join(subjects) if subjects else prose)
+    if body_sentence:
+        return quote(body_sentence)
+    parsed = Title.parse(title)
+    failure = not subjects and (_body_failure(prose) or failure_evidence(body) is not None)
+    if failure and (parsed.ci_label or near_in(clauses(parsed.subject), SILENCE_RE, CI_NOUN_RE)):
+        # A bare `[CI]` tag or "Disable the PP test" answers the failure the body states.
+        return quote(title)
+    return None if label is None else f"label {label}"

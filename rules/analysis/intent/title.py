@@ -1,0 +1,140 @@
+"""A PR title read for CI-fix intent: its tags, its conventional-commit type and scope, and
+whether its subject names something failing, flaky or red in CI.
+
+Four verdicts: FIX (the title names a failing, flaky or red CI job or test), CLAIM (it
+says it fixes CI without naming a failure: the description may say it is a trigger or
+report change), NOT (the title says what else it is: a feature, new coverage, a
+trigger, a report, a bump), and NEUTRAL (the description decides).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from enum import Enum
+
+from rules.analysis.intent.topics import infra_topic, meta_topic
+from rules.analysis.intent.words import (
+    CI_NOUN_RE,
+    FAILURE_RE,
+    FIX_RE,
+    GUARD_RE,
+    KNOB_RE,
+    REENABLE_RE,
+    RETUNE_VERB_RE,
+    ROUTINE_VERB_RE,
+    SILENCE_RE,
+    STABILITY_RE,
+    adds_coverage,
+    any_word,
+    clauses,
+    near_in,
+    words,
+)
+
+
+class Verdict(Enum):
+    FIX = "fix"  # names something failing, flaky or red in CI
+    CLAIM = "claim"  # says it fixes CI or a test, without naming a failure
+    NOT = "not"
+    NEUTRAL = "neutral"
+
+
+_TAGS_RE = re.compile(r"^\s*((?:[\[{(][^\]})\n]{1,40}[\]})]\s*:?\s*)+)")
+_CONVENTIONAL_RE = re.compile(r"^\s*([a-z]{2,10})(?:\(([^)\n]{1,40})\))?!?\s*:\s*", re.I)
+# peft and others start with upper-case type words: "FIX TST …", "CI Fix …", "TST: …".
+_CAPS_RE = re.compile(r"^\s*((?:(?:FIX|TST|TEST|CI|ENH|MAINT|CHORE|DOC|DOCS)\b:?\s+)+)")
+_CI_TAG_RE = re.compile(
+    r"\b(?:ci|cicd|ci/cd|flaky|ci[ -]?failure|ci[ -]?fix|e2e(?:[ -]test(?:s|ing)?)?|ut|"
+    r"unit[ -]?tests?|tests?|testing|tst|nightly|lm[ -]?eval|hourly|"
+    r"github action|buildkite)\b", re.I)
+_CI_TYPES = frozenset({"ci", "test", "tests", "tst"})
+_FEATURE_TYPES = frozenset({"feat", "feature", "docs", "doc", "style", "refactor", "perf"})
+_BROKE_RE = re.compile(
+    r"\b(?:broke|breaks|breaking|broken|reds?)\s+(?:the\s+)?(?:ci|trunk|main|nightly|build)\b|"
+    r"\b(?:ci|trunk|main|nightly)\s+(?:is\s+|was\s+|has\s+been\s+)?(?:red|broken|failing)\b|"
+    r"\bci[ -]failures?\b",
+    re.I,
+)
+_ALWAYS_STABILITY_RE = re.compile(r"^(?:flak\w*|deflak\w*|unflak\w*|quarantin\w*)$")
+
+
+@dataclass(frozen=True)
+class Title:
+    """A title taken apart: tags/type/scope, the subject, and the CI context they give."""
+
+    tags: str  # the tag, type and scope text before the subject
+    subject: str
+    kind: str  # the conventional-commit type, lower-cased ("" when there is none)
+    ci_label: bool  # a CI tag, a ci/test type or a CI scope
+    fix_type: bool  # `fix:`, `fix(…):`, `ci(fix):`, `FIX …`, `[Fix]`
+
+    @staticmethod
+    def parse(title: str) -> Title:
+        rest, labels, kind = title[:1000], [], ""
+        for _ in range(3):  # "[ci] fix: …", "(ci)[SGLang-ATOM]: …", "FIX TST …"
+            match = _TAGS_RE.match(rest) or _CAPS_RE.match(rest)
+            if match:
+                labels.append(match.group(1))
+                rest = rest[match.end():]
+                continue
+            match = _CONVENTIONAL_RE.match(rest)
+            if match and not kind:
+                kind = match.group(1).lower()
+                labels.append(match.group(2) or "")
+                rest = rest[match.end():]
+                continue
+            break
+        text = " ".join(labels)
+        ci_label = kind in _CI_TYPES or _CI_TAG_RE.search(text) is not None
+        fix_type = kind in ("fix", "hotfix", "bugfix") or re.search(
+            r"\b(?:fix|bugfix|hotfix)\b", text, re.I) is not None
+        return Title(text, rest, kind, ci_label, fix_type)
+
+
+def _stability(found: list[str], parts: list[list[str]], ci: bool) -> bool:
+    """A stability word tied to CI: flaky on its own, OOM/hang/crash under a CI tag or
+    near a CI noun of the same clause ("Fix scheduler crash and add a test" is not)."""
+    if any_word(found, _ALWAYS_STABILITY_RE):
+        return True
+    return any_word(found, STABILITY_RE) and (ci or near_in(parts, STABILITY_RE, CI_NOUN_RE))
+
+
+def judge_title(title: str) -> Verdict:
+    """The title's verdict (see the module docstring)."""
+    parsed = Title.parse(title)
+    found, parts = words(parsed.subject), clauses(parsed.subject)
+    has_ci_noun = any_word(found, CI_NOUN_RE)
+    ci = parsed.ci_label or has_ci_noun
+    stable = _stability(found, parts, parsed.ci_label)
+    failing = near_in(parts, FAILURE_RE, CI_NOUN_RE) or (
+        parsed.ci_label and any_word(found, FAILURE_RE)) or _BROKE_RE.search(parsed.subject)
+    fix_verb = any_word(found, FIX_RE)
+    # `fix:` / `fix(scope):` is the fix verb of the subject's first clause.
+    lead = [["fix", *parts[0]], *parts[1:]] if parsed.fix_type and parts else parts
+    topics = f"{parsed.tags}\n{parsed.subject}"
+    main = found[0] if found else ""
+    if meta_topic(topics) and (not stable or (ROUTINE_VERB_RE.match(main) and not fix_verb)):
+        return Verdict.NOT  # "[CI] Add logging to debug flaky test_abort" is logging
+    if infra_topic(topics) and not (stable or failing):
+        return Verdict.NOT
+    if parsed.kind in _FEATURE_TYPES and not (stable or (fix_verb and failing)):
+        return Verdict.NOT
+    explicit_fix = fix_verb or (parsed.fix_type and parsed.ci_label)
+    if not (stable or failing) and near_in(parts, REENABLE_RE, CI_NOUN_RE):
+        return Verdict.NOT  # turning tests back on restores coverage, even "fix and enable"
+    if not (fix_verb or stable or failing) and adds_coverage(found):
+        return Verdict.NOT  # "[BugFix][CI] add ep CI" is new coverage, whatever the tag
+    if (not (explicit_fix or stable) and ROUTINE_VERB_RE.match(main)
+            and not near_in(parts, RETUNE_VERB_RE, KNOB_RE)):
+        return Verdict.NOT  # new coverage, a move, a bump: routine CI work
+    if stable or (failing and (explicit_fix or ci or any_word(found, GUARD_RE, SILENCE_RE))):
+        return Verdict.FIX
+    if near_in(lead, FIX_RE, CI_NOUN_RE) or (explicit_fix and parsed.ci_label):
+        return Verdict.CLAIM
+    if parsed.fix_type and any(any_word(part, CI_NOUN_RE) and not ROUTINE_VERB_RE.match(part[0])
+                               for part in parts):
+        return Verdict.CLAIM  # "FIX Issue with disable adapter test", not "fix x and add UT"
+    if ci and near_in(parts, RETUNE_VERB_RE, KNOB_RE):
+        return Verdict.CLAIM  # "Increase the GLM eval timeout" retunes CI
+    return Verdict.NEUTRAL

@@ -1,0 +1,141 @@
+"""The vocabulary of CI-fix intent: words, clauses, and which word classes sit near.
+
+A title is read as words in clauses ("Fix scheduler bug and add a test" is two clauses);
+a class of word counts only near another (a fix verb near a CI noun, a failure word
+near a test or job), never by its mere presence. Everything is linear in the text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+WINDOW = 8  # words between a verb and its object ("fix the GLM-5.2 PCP eval")
+
+_WORD_RE = re.compile(r"[a-z0-9][a-z0-9_.+/-]*")
+# Clause breaks: "Fix scheduler bug and add a test" is a product fix plus coverage.
+_CLAUSE_RE = re.compile(r"[,;:()&+|\[\]]|\s(?:and|with|plus|also|then|while)\s", re.I)
+_PHRASES = (
+    (re.compile(r"\bout[- ]of[- ]memory\b|\boom(?:s|ed|ing|-ing)\b|\boom-?kill\w*"), " oom "),
+    (re.compile(r"\btim(?:ed|ing|es)[- ]out\b|\btime[- ]outs?\b"), " timeout "),
+    (re.compile(r"\bwork[- ]around\b"), " workaround "),
+    (re.compile(r"\bde-flak"), "deflak"),
+    (re.compile(r"\bre-tun"), "retun"),
+    (re.compile(r"\bregression[- ]tests?\b"), "regressiontest"),
+    (re.compile(r"\bpre-commit\b"), "precommit"),
+    (re.compile(r"\bunit[- ]tests?\b"), "unittest"),
+    # "fixed seed", "fixed-size": an adjective, not the verb.
+    (re.compile(r"\bfixed[- ](?=(?:random\s+)?(?:seeds?|sizes?|lengths?|shapes?|points?|"
+                r"widths?|values?|order|ports?)\b)"), "constant "),
+)
+
+# Words that say something in CI is failing, flaky or red.
+STABILITY_RE = re.compile(
+    r"^(?:flak(?:y|iness|es|e)|deflak\w*|unflak\w*|stabili[sz](?:e|es|ed|ing|ation)|stability|"
+    r"instability|unstable|unblock\w*|quarantin\w*|intermittent\w*|sporadic\w*|"
+    r"nondetermin\w*|non-determin\w*|oom|hang(?:s|ing)?|hung|stuck|deadlock\w*|"
+    r"crash\w*|segfault\w*|sigsegv|sigkill|timeout)$"
+)
+FAILURE_RE = re.compile(
+    r"^(?:fail(?:s|ed|ing|ure|ures)?|broke|broken|breaks?|breakage|red|"
+    r"\w*errors?|exceptions?|429|nans?|killed|inconsistent)$"
+)
+FIX_RE = re.compile(
+    r"^(?:fix(?:es|ed|ing)?|hotfix\w*|repair\w*|resolv\w*|mitigat\w*|workaround\w*|war|"
+    r"unbreak\w*|deflak\w*|stabili[sz]\w*|unblock\w*|restor\w*)$"
+)
+# "avoid"/"prevent" fix something only when what they avoid is a failure ("to avoid 429").
+GUARD_RE = re.compile(r"^(?:avoid\w*|prevent\w*|handl\w*|tolerat\w*|retr(?:y|ies|ied))$")
+# Skipping or disabling answers a failure only when the failure is named.
+SILENCE_RE = re.compile(r"^(?:skip\w*|disabl\w*|silenc\w*|xfail\w*|mark\w*)$")
+REENABLE_RE = re.compile(
+    r"^(?:re-?enabl\w*|enabl\w*|recover\w*|unskip\w*|reactivat\w*|un-?xfail\w*)$")
+# Not "pipeline", "runner", "gate", "shard": in vLLM/SGLang those are pipeline
+# parallelism, the model runner, MoE gates and weight shards far more often than CI.
+# Nor "eval": in RL trainers it is a product feature ("fix eval with the async engine").
+CI_NOUN_RE = re.compile(
+    r"^(?:ci|cicd|ci/cd|tests?|testing|test_[\w.]+|\w+_test(?:\.py)?|unittests?|ut|jobs?|"
+    r"builds?|nightly|"
+    r"nightlies|hourly|workflows?|lm[-_]?eval\w*|gsm8k|mmlu|trunk|suites?|buildkite|e2e|"
+    r"smoke|precommit|lint|linter|regressiontest|testcases?|pytest)$"
+)
+RETUNE_VERB_RE = re.compile(
+    r"^(?:increas\w*|rais\w*|bump\w*|lower\w*|reduc\w*|decreas\w*|relax\w*|loosen\w*|"
+    r"tun(?:e|es|ed|ing)|retun\w*|adjust\w*|extend\w*|doubl\w*|limit\w*|cap|caps|capped)$"
+)
+KNOB_RE = re.compile(
+    r"^(?:timeouts?|time[-_]?limit|num[-_]minutes|minutes|memory|mem|mem[-_]fraction\w*|"
+    r"gpu[-_]memory\w*|thresholds?|tolerances?|atol|rtol|bounds?|batch[-_]?size|max[-_]\w+|"
+    r"concurrency|parallelism|retries|reruns|wait)$"
+)
+# The description's vocabulary is narrower than a title's: bodies "restore" and
+# "handle" product behaviour, and their "fix" must point at CI ("fixes the nightly").
+
+
+def _one_of(*words: str) -> re.Pattern[str]:
+    return re.compile("^(?:" + "|".join(words) + ")$")
+
+
+BODY_FIX_RE = _one_of(r"fix(?:es|ed|ing)?", r"hotfix\w*", r"resolv\w*", r"mitigat\w*",
+                      r"workaround\w*", r"unbreak\w*", r"deflak\w*", r"stabili[sz]\w*",
+                      r"unblock\w*")
+CI_PLACE_RE = _one_of("ci", "nightly", "trunk", "buildkite", "jobs?", "workflows?")
+CI_FAILURE_RE = _one_of(r"fail(?:s|ed|ing|ure|ures)?", r"flak\w*", "broken", "red",
+                        r"intermittent\w*", r"sporadic\w*", "oom", r"hang(?:s|ing)?", "timeout")
+# In a body only "this broke CI" counts: "CI failures are unrelated" is common in feature PRs.
+BODY_BROKE_RE = re.compile(
+    r"\b(?:broke|breaks|breaking)\s+(?:the\s+)?(?:ci|trunk|main|nightly|build)\b", re.I
+)
+# The main verb of routine CI maintenance and of features: new coverage, moves, bumps.
+ROUTINE_VERB_RE = re.compile(
+    r"^(?:add|adds|added|adding|introduc\w*|support\w*|implement\w*|new|extend\w*|create\w*|"
+    r"expand\w*|cover\w*|bump\w*|updat\w*|upgrad\w*|pin|pins|pinned|unpin\w*|document\w*|"
+    r"docs?|log|logs|logging|print\w*|debug\w*|refactor\w*|mov(?:e|es|ed|ing)|renam\w*|"
+    r"migrat\w*|port|ports|ported|clean\w*|simplif\w*|speed\w*|optimi[sz]\w*|us(?:e|es|ed|ing)|"
+    r"swap\w*|switch\w*|replac\w*|enabl\w*|run|runs|change\w*|modif\w*|align\w*|split\w*|"
+    r"allow\w*)$"
+)
+
+
+def words(text: str) -> list[str]:
+    lowered = text.lower()
+    for pattern, replacement in _PHRASES:
+        lowered = pattern.sub(replacement, lowered)
+    return [w.strip("./-+") for w in _WORD_RE.findall(lowered)]
+
+
+def clauses(text: str) -> list[list[str]]:
+    return [found for part in _CLAUSE_RE.split(text) if (found := words(part))]
+
+
+def any_word(found: Sequence[str], *patterns: re.Pattern[str]) -> bool:
+    return any(p.match(w) for w in found for p in patterns)
+
+
+def near(found: Sequence[str], left: re.Pattern[str], right: re.Pattern[str]) -> bool:
+    """Some word matching `left` within WINDOW words of one matching `right`."""
+    last_left = last_right = -10 * WINDOW
+    for i, word in enumerate(found):
+        if left.match(word):
+            if i - last_right <= WINDOW:
+                return True
+            last_left = i
+        if right.match(word):
+            if i - last_left <= WINDOW:
+                return True
+            last_right = i
+    return False
+
+
+def near_in(parts: Sequence[Sequence[str]], left: re.Pattern[str],
+            right: re.Pattern[str]) -> bool:
+    return any(near(part, left, right) for part in parts)
+
+
+# New coverage: "add ep CI", "add tests for vllm" (a CI noun right after the verb).
+_COVERAGE_VERB_RE = re.compile(r"^(?:add\w*|introduc\w*|enabl\w*|extend\w*|expand\w*|new)$")
+
+
+def adds_coverage(found: Sequence[str]) -> bool:
+    return bool(found) and bool(_COVERAGE_VERB_RE.match(found[0])) and any(
+        CI_NOUN_RE.match(w) for w in found[1:3])
