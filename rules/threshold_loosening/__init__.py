@@ -7,7 +7,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from bot.core.findings import Finding, Severity
+from bot.core.findings import Confidence, Finding, Severity
 from bot.core.snapshot import ChangedFile, Hunk
 from rules.analysis.knobs import (
     CATEGORY_OPTIONS,
@@ -21,8 +21,13 @@ from rules.analysis.knobs import (
     shared_filter,
 )
 from rules.base import Rule, RuleContext
+from rules.threshold_loosening.comparisons import rewritten_checks
+from rules.threshold_loosening.defaults import CodeKnowledge
 from rules.threshold_loosening.entries import AddedWords, describe, removed_entries
-from rules.threshold_loosening.gates import gate_loosenings
+from rules.threshold_loosening.gates import dropped_asserts, gate_loosenings
+from rules.threshold_loosening.items import same_item
+from rules.threshold_loosening.odd_values import odd_value
+from rules.threshold_loosening.removed import dropped, over_default
 
 _CALL_HEAD_RE = re.compile(r"([A-Za-z_][\w.]*)\s*\(")
 _MAX_ENTRY_FILES = 200  # files read for removed eval entries per review
@@ -40,7 +45,17 @@ _WHAT = {
                 "regression on them merges unnoticed"),
     "samples": ("Sample count", "cut", "the score comes from fewer samples, so it is noisier "
                 "and the gate catches less (and flakes more)"),
+    "malformed": ("Value", "changed", "the new value is not a number, so the check reads "
+                  "it as text, ignores it or fails to load, and results that failed before "
+                  "may pass"),
+    "dropped": ("Gate", "removed", "the check it made is gone, so a regression it caught "
+                "now merges unnoticed"),
+    "one-sided": ("One-sided check", "replaces", "drift in the other direction now passes"),
+    "rounding": ("Tolerance added by rounding", "in", "values that differed before now "
+                 "compare equal after rounding"),
 }
+_NOUNS = {"gate": "Gate", "ceiling": "Ceiling", "samples": "Sample count",
+          "tolerance": "Tolerance"}
 
 
 @dataclass(frozen=True)
@@ -52,6 +67,9 @@ class _Loose:
     line: int  # an added line
     lines: tuple[int, ...]
     name: str
+    note: str = ""  # what the message adds (the code default that applies)
+    medium: bool = False  # a reading the diff alone cannot settle
+    noun: str = ""  # what a dropped setting was (a gate, a sample count)
 
 def _tolerance_on_existing_check(changed: ChangedFile, removed: list[str], line_text: str) -> bool:
     """A tolerance added to a check that was already there (not to a brand-new one)."""
@@ -90,8 +108,18 @@ class ThresholdLoosening(Rule):
     num_questions: 200         # was 1319
     ```
 
+    Also: gates named by what they bound (`baseline_*`, `minimum_accuracy`, ceilings
+    such as `max_abs_error` where raising loosens), settings inside JSON strings and env
+    vars, fewer `repeats`, a gate deleted (a config key or an `assert acc >= 0.6`), a gate
+    added to an existing entry below the code's default, a two-sided
+    `abs(x - ref) < tol` made one-sided, a `round()` added before a comparison, a value
+    no longer a number (medium confidence), eval entries removed.
+
     Tightening (a higher gate, a lower tolerance, a new or shorter timeout) is never
-    flagged, nor are values that can't be compared (expressions, variables).
+    flagged, nor are values that can't be compared (expressions, variables), values of
+    different list entries (`- model: a` and `- model: b`), gates of brand-new entries,
+    a dropped override whose code default is as strict, or keys the code documents as
+    warnings-only.
 
     Prefer
     ------
@@ -114,6 +142,8 @@ class ThresholdLoosening(Rule):
         union = shared_filter(ctx.config)
         description = Description(ctx.snapshot.text)
         words = AddedWords(ctx.snapshot.files)
+        code = CodeKnowledge(ctx.snapshot)
+        added: set[str] | None = None  # stripped added lines of the PR (moved settings)
         entry_budget = _MAX_ENTRY_FILES
         for changed in ctx.files():
             if changed.status in ("added", "copied"):
@@ -139,12 +169,36 @@ class ThresholdLoosening(Rule):
                         continue  # Buildkite `retry: automatic: limit:` is not a sample count
                     allow = new.line not in fresh and _tolerance_on_existing_check(
                         changed, removed, text)
-                    kind = loosening(change, categories, allow)
-                    if kind is None:
-                        continue
+                    kind = loosening(change, categories, allow) or odd_value(change, categories)
+                    note = ""
+                    if kind is None and change.old is None and new.line not in fresh:
+                        default = over_default(changed, hunk, new, categories.kind(new.name)
+                                               or "", code)
+                        if default is not None:
+                            kind = categories.kind(new.name)
+                            note = f" where the code's default {default:g} applied before"
+                    if kind is None or (change.old is not None
+                                        and not same_item(hunk, change.old, new)):
+                        continue  # values of two list items are not old → new
                     old = change.old.shown if change.old is not None else ""
                     found.append(_Loose(kind, new.raw, old, new.shown, new.line, new.lines,
-                                        new.name))
+                                        new.name, note, kind == "malformed"))
+                if added is None:
+                    added = {ln.text.strip() for f in ctx.snapshot.files for ln in f.added_lines}
+                for drop in dropped(changed, hunk, categories, wanted, code, added):
+                    note = (f"; the code's default {drop.default:g} applies instead"
+                            if drop.default is not None else "")
+                    found.append(_Loose("dropped", drop.setting.raw, drop.setting.shown, "",
+                                        drop.line, (drop.line,), drop.setting.name, note,
+                                        drop.default is None, _NOUNS[drop.kind]))
+                for gate, at in dropped_asserts(hunk):
+                    text = next((ln.text.strip() for ln in hunk.removed
+                                 if ln.old_no == gate.line), gate.subject)
+                    found.append(_Loose("dropped", text, gate.text, "", at, (at,),
+                                        gate.subject))
+                for check in rewritten_checks(hunk):
+                    found.append(_Loose(check.kind, check.new, check.old, check.new,
+                                        check.line, (check.line,), check.kind))
                 for old_gate, gate in gate_loosenings(hunk):
                     found.append(_Loose("gate" if gate.lower else "ceiling",
                                         f"assert on {gate.subject}", old_gate.text, gate.text,
@@ -161,24 +215,30 @@ class ThresholdLoosening(Rule):
         code = not holds_yaml_keys(changed.path)
         repeats: dict[tuple[str, ...], list[int]] = {}
         for item in found:
-            repeats.setdefault((item.kind, item.raw, item.old, item.new)
-                               if code else (str(item.line),), []).append(item.line)
+            repeats.setdefault(_repeat_key(item, code), []).append(item.line)
         for item in found:
-            lines = repeats[(item.kind, item.raw, item.old, item.new)
-                            if code else (str(item.line),)]
+            lines = repeats[_repeat_key(item, code)]
             if item.line != lines[0]:
                 continue
             kind, raw, old, new = item.kind, item.raw, item.old, item.new
             noun, verb, why = _WHAT[kind]
             if kind == "entries":
                 what = f"{noun} {verb} from `{_cut(raw, 80)}`: {old}"
+            elif kind == "dropped":
+                what = f"{item.noun or noun} `{_cut(raw, 80)}` {verb} (it was {old}){item.note}"
+            elif kind in ("one-sided", "rounding"):
+                what = f"{noun} `{_cut(new, 80)}` {verb} `{_cut(old, 80)}`"
+            elif kind == "malformed":
+                what = f"{noun} `{raw}` {old} → {new}"
+            elif item.note:
+                what = f"{_NOUNS.get(kind, noun)} `{raw}` set to {new}{item.note}"
             elif old:
                 what = f"{noun} `{raw}` {verb} {old} → {new}"
             else:
                 what = f"{noun} `{raw}={new}` added to an existing check"
                 why = "it no longer requires a (near-)exact match"
             comment = adjacent_comment(changed, item.lines)
-            said = description.explains([item.name, raw, new] if new else [raw])
+            said = description.explains([item.name, raw, new] if new else [item.name, raw])
             if comment is not None:
                 reason = f" Reason given next to it: “{_cut(comment[1])}”."
             elif said is not None:
@@ -195,7 +255,16 @@ class ThresholdLoosening(Rule):
                 line=item.line,
                 key=f"{kind}|{raw}|{old}|{new}",
                 details=((raw, f"{old or '(none)'} → {new or '(removed)'}"),),
+                confidence=Confidence.MEDIUM if item.medium else Confidence.HIGH,
             )
+
+
+def _repeat_key(item: _Loose, code: bool) -> tuple[str, ...]:
+    """Findings with one key are one change. A gate block added over the code default
+    (`recovery_threshold:` with a value per metric) is one change, whatever the file."""
+    if item.note and item.kind != "dropped":
+        return (item.kind, item.raw.split()[0] if item.raw.split() else "", item.new, item.note)
+    return (item.kind, item.raw, item.old, item.new) if code else (str(item.line),)
 
 
 def _retry_limit(hunk: Hunk, number_: int) -> bool:

@@ -1,0 +1,70 @@
+"""Checks loosened without touching a number: a two-sided comparison made one-sided, a
+rounding added before a comparison, and a bound assertion deleted.
+
+Each pairs a removed line with an added line of the same hunk that names the same
+operands, so a rewritten check is compared with the check it replaced:
+
+- `assert abs(out - ref) < tol` → `assert out - ref < tol`: drift below the reference
+  now passes (the `abs` went, every other name stayed);
+- `assert score == EXPECTED` → `assert round(score, 2) == round(EXPECTED, 2)`: a
+  tolerance of half a unit in the last kept digit, added without saying so.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from bot.core.snapshot import Hunk
+from rules.analysis.lines import MAX_LINE, code_part
+
+_NAME_RE = re.compile(r"[A-Za-z_][\w.]*")
+_ABS_RE = re.compile(r"(?<![\w.])(?:(?:torch|np|numpy|math|jnp)\.)?f?abs\s*\(")
+_ROUND_RE = re.compile(r"(?<![\w])(?:(?:torch|np|numpy|jnp)\.)?round\s*\(|\.round\s*\(")
+_CHECK_RE = re.compile(r"\bassert|[<>]=?|==")
+_ABS_NAMES = frozenset({"abs", "fabs", "torch.abs", "np.abs", "numpy.abs", "math.fabs",
+                        "jnp.abs"})
+_ROUND_NAMES = frozenset({"round", "torch.round", "np.round", "numpy.round", "jnp.round"})
+
+
+@dataclass(frozen=True)
+class Rewritten:
+    kind: str  # one-sided | rounding
+    old: str
+    new: str
+    line: int
+
+
+def _names(code: str) -> frozenset[str]:
+    # `.round(` on a value reads as a name ending in `.round`: strip that suffix.
+    return frozenset(n.removesuffix(".round") for n in _NAME_RE.findall(code))
+
+
+def rewritten_checks(hunk: Hunk) -> Iterator[Rewritten]:
+    """Checks of this hunk made one-sided or rounded, paired with the removed check."""
+    removed = [code_part(line.text[:MAX_LINE]).strip() for line in hunk.removed]
+    removed = [text for text in removed if _CHECK_RE.search(text)]
+    if not removed:
+        return
+    used: set[int] = set()
+    for line in hunk.added:
+        new = code_part(line.text[:MAX_LINE]).strip()
+        if line.new_no is None or not _CHECK_RE.search(new) or "assert" not in new.lower():
+            continue
+        names = _names(new)
+        for k, old in enumerate(removed):
+            if k in used:
+                continue
+            olds = _names(old)
+            if _ABS_RE.search(old) and not _ABS_RE.search(new) and "<" in new and \
+                    olds - _ABS_NAMES == names and len(names) >= 2:
+                kind = "one-sided"
+            elif _ROUND_RE.search(new) and not _ROUND_RE.search(old) and \
+                    names - _ROUND_NAMES == olds - _ROUND_NAMES and len(olds) >= 2:
+                kind = "rounding"
+            else:
+                continue
+            used.add(k)
+            yield Rewritten(kind, old, new, line.new_no)
+            break
