@@ -17,6 +17,7 @@ from rules.silenced_test.commented import commented_hit
 from rules.silenced_test.gates import says_failing, tracked
 from rules.silenced_test.go_tests import go_hits
 from rules.silenced_test.line_structure import ANY_HINT, SilencingView
+from rules.silenced_test.removals import PullRequestAdds, fixes_tests, removal_hits
 from rules.silenced_test.silencing_detectors import (
     SILENCE_REASON_RE,
     Hit,
@@ -166,16 +167,24 @@ class SilencedTest(Rule):
         # Go tests live beside the code they test, outside the test directories.
         go_tests = [f for f in ctx.snapshot.files if f.path.endswith("_test.go") and
                     f.surface not in surfaces and f.status != "removed" and not f.binary]
+        adds: PullRequestAdds | None = None
+        fix_pr = fixes_tests(ctx.snapshot.title)
         for changed in [*ctx.files(*surfaces), *go_tests]:
             known = _known_text(changed)
             lowered = known.lower()
-            if "#" not in changed.added_text and not any(hint in lowered for hint in ANY_HINT):
+            hinted = "#" in changed.added_text or any(hint in lowered for hint in ANY_HINT)
+            if not hinted and not changed.removed_lines:
                 continue
             if moved is None:  # built on need: most PRs have no file with a hint
                 moved = Counter(ln.text.strip() for f in ctx.snapshot.files
                                 for ln in f.removed_lines)
             view = SilencingView(changed, known, lowered, moved, failing)
-            for hit in _hits(view):
+            hits: list[Hit] = list(_hits(view)) if hinted else []
+            if changed.removed_lines:
+                adds = adds or PullRequestAdds(ctx.snapshot.files)
+                list_file = () if changed.surface != "eval-config" else (changed.path,)
+                hits += removal_hits(view, _suffix(changed), adds, fix_pr, list_file)
+            for hit in hits:
                 if any(tracked(view.get(m) or "") for m in range(
                         min(hit.first or hit.line, hit.line) - 1, max(hit.end, hit.line) + 1)) \
                         or links.covers(hit.subject):

@@ -21,6 +21,11 @@ _TEST_CODE_RE = re.compile(
 _YAML_TEST_LINE_RE = re.compile(
     r"pytest|unittest|test_\w|run_suite|run[-_]tests?|^-?\s*label:|^-\s*name:", re.I
 )
+# A call that runs something (a Python script, a sub-script, a launcher), not a setup
+# line (`export`, `cd`, `pip install`, `echo`).
+_SHELL_CALL_RE = re.compile(
+    r"^(?:(?:python\d?(?:\.\d+)?|bash|sh|torchrun|accelerate\s+launch|deepspeed|mpirun|"
+    r"lm[_-]eval)\s+(?!-m\s+pip\b)\S|\./\S|\S+\.(?:sh|py)(?:\s|$))")
 _LIST_FILE_RE = re.compile(r"(?:models|tests|suites?|configs?)[\w.-]*\.txt$", re.I)
 
 
@@ -40,6 +45,9 @@ def commented_hit(view: SilencingView, n: int, text: str, suffix: str) -> Hit | 
         return Hit(n, f"`{code[:80]}`", NOT_RUN, silenced[0], verb="commented out", alone=True)
     if not code or not view.was_removed(n, code):
         return None  # only a removed line that comes back as a comment was disabled
+    if suffix == ".sh" and _SHELL_CALL_RE.match(code):
+        # In a CI test script every call is a check: an example run, a sub-script.
+        return Hit(n, f"`{code[:80]}`", NOT_RUN, code[:80], verb="commented out", alone=True)
     if suffix == ".py":
         if not _TEST_CODE_RE.match(code):
             if not ENTRY_RE.match(code):

@@ -151,14 +151,17 @@ def dropped_asserts(hunk: Hunk) -> Iterator[tuple[_Gate, int]]:
     for gate in olds:
         if gate.subject in kept or gate.text in added:
             continue
-        yield gate, head_line(hunk, gate.line)
+        at = head_line(hunk, gate.line)
+        if at is not None:
+            yield gate, at
 
 
-def head_line(hunk: Hunk, old_no: int) -> int:
-    """The head line nearest to a removed base line: the next one, else the previous."""
+def head_line(hunk: Hunk, old_no: int) -> int | None:
+    """The head line nearest to a removed base line: the next one the hunk shows, else
+    the previous; None when the hunk shows no head line (the file was emptied)."""
     lines = hunk.lines
     at = next((i for i, line in enumerate(lines) if line.old_no == old_no), 0)
     after = next((line.new_no for line in lines[at:] if line.new_no is not None), None)
     before = next((line.new_no for line in reversed(lines[:at]) if line.new_no is not None),
                   None)
-    return after or before or hunk.new_start
+    return after or before

@@ -86,7 +86,9 @@ def dropped(
             continue  # an unknown default: fewer or more samples, nobody can say
         if default is not None and not looser(kind, value, default):
             continue
-        yield Dropped(kind, setting, head_line(hunk, setting.line), default)
+        at = head_line(hunk, setting.line)
+        if at is not None:
+            yield Dropped(kind, setting, at, default)
 
 
 def over_default(

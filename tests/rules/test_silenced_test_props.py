@@ -10,6 +10,7 @@ from bot.core.engine import classify_snapshot
 from rules.base import RuleContext
 from rules.silenced_test import SilencedTest
 from tests.conftest import make_snapshot
+from tests.rules.props_kit import on_diff_line
 
 RULE = SilencedTest()
 PATHS = (
@@ -51,7 +52,7 @@ def _check(files: list[dict[str, object]], body: str, patch_only: bool) -> None:
     by_path = {f.path: f for f in snapshot.files}
     for finding in RULE.check(ctx):
         assert finding.path is not None and finding.line is not None
-        assert finding.line in by_path[finding.path].added_line_numbers, finding
+        assert on_diff_line(finding, by_path[finding.path]), finding
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

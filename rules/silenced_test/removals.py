@@ -1,0 +1,119 @@
+"""Silencing by deletion: a test invocation, a test-list entry or a test function that a
+change removes instead of fixing.
+
+- a test command removed from a CI script or workflow (`pytest tests/x/test_y.py`) whose
+  tests the base ran and no command of the PR's head still runs;
+- an entry removed from a CI list file (`tests-nightly.txt`, `models-small.txt`);
+- a `def test_…` deleted from a test file in a PR that says it fixes tests (medium:
+  the test may have been obsolete), the name on no added line of the PR.
+
+A removal whose line or test name comes back on an added line anywhere in the PR is a
+move, not a removal; a test command whose test file the PR deletes goes with its test.
+Each finding sits at the head line nearest to the removed one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Container, Iterator
+
+from bot.core.snapshot import ChangedFile, Hunk
+from rules.analysis.lines import MAX_LINE
+from rules.silenced_test.line_structure import SilencingView
+from rules.silenced_test.silencing_detectors import NOT_RUN, Hit
+from rules.silenced_test.test_commands import Runs, command, silenced_targets, targets
+
+_DEF_TEST_RE = re.compile(r"^\s*(?:async\s+)?def\s+(test\w*)\s*\(")
+_LIST_FILE_RE = re.compile(r"(?:^|/)(?:models|tests|suites?)[\w.-]*\.txt$", re.I)
+# A PR that says it fixes tests or CI (where deleting a test hides the failure).
+_FIX_TESTS_RE = re.compile(
+    r"\bfix\w*\b[^\n]{0,80}\b(?:tests?|ci|unit ?tests?|e2e|flak\w*)\b"
+    r"|\b(?:tests?|ci|e2e)\b[^\n]{0,40}\bfix\w*|\bflak\w*|\[ci\]\s*fix", re.I)
+
+
+def fixes_tests(title: str) -> bool:
+    return _FIX_TESTS_RE.search(title) is not None
+
+
+def _head_line(hunk: Hunk, old_no: int | None) -> int | None:
+    lines = hunk.lines
+    at = next((i for i, line in enumerate(lines) if line.old_no == old_no), 0)
+    after = next((line.new_no for line in lines[at:] if line.new_no is not None), None)
+    before = next((line.new_no for line in reversed(lines[:at]) if line.new_no is not None),
+                  None)
+    return after or before  # None: the hunk shows no head line (the file was emptied)
+
+
+class PullRequestAdds:
+    """What the PR's head adds anywhere: its added lines, their words and test commands."""
+
+    def __init__(self, files: tuple[ChangedFile, ...]) -> None:
+        added = [line.text[:MAX_LINE] for f in files for line in f.added_lines]
+        # Added lines as code: `# pytest x` counts as `pytest x` (commented out, which the
+        # commented-out detector reports), so a removal is never reported twice.
+        self.lines = frozenset(text.strip().lstrip("#").strip() for text in added)
+        self.text = "\n".join(added)
+        self.runs = Runs.of(added)
+        # Test files the PR deletes or moves: a command for them went with them.
+        self.removed_paths = frozenset(
+            [f.path for f in files if f.status == "removed"]
+            + [f.previous_path for f in files if f.previous_path and f.status == "renamed"])
+
+
+def _gone(target: str, adds: PullRequestAdds) -> bool:
+    """The test file of `target` is deleted or moved by the PR (its command went with
+    it), or its file name is on an added line (invoked from elsewhere now)."""
+    path = target.split("::", 1)[0].rstrip("/")
+    if any(p == path or p.startswith(path + "/") for p in adds.removed_paths):
+        return True
+    name = path.rsplit("/", 1)[-1]
+    return "." in name and name in adds.text
+
+
+def removal_hits(view: SilencingView, suffix: str, adds: PullRequestAdds,
+                 fix_pr: bool, list_file: Container[str]) -> Iterator[Hit]:
+    """Hits for tests this file's hunks remove (see the module docstring)."""
+    changed = view.changed
+    is_list = suffix == ".txt" and (changed.path in list_file
+                                    or _LIST_FILE_RE.search(changed.path) is not None)
+    for hunk in changed.hunks:
+        # A hunk that also adds a test function renamed or rewrote one, not deleted it.
+        renamed = any(_DEF_TEST_RE.match(line.text[:MAX_LINE]) for line in hunk.added)
+        # A command without test paths rewritten in place (`-k` widened) is a change the
+        # line detectors read, not a removal.
+        rewritten = any(command(line.text[:MAX_LINE].strip()) for line in hunk.added)
+        for line in hunk.removed:
+            text = line.text[:MAX_LINE]
+            code = text.strip()
+            if not code or code.startswith("#") or code in adds.lines:
+                continue  # blank, already a comment, or moved
+            hit: Hit | None = None
+            if suffix in (".sh", ".yaml"):
+                cmd = command(code)
+                if cmd is None:
+                    continue
+                gone = [t for t in silenced_targets(cmd, view.runs_of("base"),
+                                                    view.runs_of("head"))
+                        if not _gone(t, adds) and not adds.runs.runs(cmd, t)
+                        and t not in adds.text]
+                if gone and (targets(cmd) or not (rewritten or adds.runs.runs(cmd, None))):
+                    hit = Hit(0, f"`{code[:80]}`", NOT_RUN, gone[0], verb="removed")
+            elif is_list:
+                hit = Hit(0, f"`{code[:80]}`", NOT_RUN, code[:80], verb="removed",
+                          where=f" from `{changed.path.rsplit('/', 1)[-1]}`")
+            elif suffix == ".py" and fix_pr and not renamed and \
+                    (match := _DEF_TEST_RE.match(text)):
+                name = match.group(1)
+                if re.search(rf"\b{re.escape(name)}\b", adds.text) is None and \
+                        not _defined_in_head(changed, name):
+                    hit = Hit(0, f"test `{name}`", NOT_RUN, name, verb="deleted",
+                              medium=True)
+            at = _head_line(hunk, line.old_no) if hit is not None else None
+            if hit is not None and at is not None:
+                yield Hit(at, hit.what, hit.why, hit.subject, at, hit.verb, hit.where,
+                          hit.medium, True)
+
+
+def _defined_in_head(changed: ChangedFile, name: str) -> bool:
+    head = changed.head_text
+    return head is not None and re.search(rf"def\s+{re.escape(name)}\b", head) is not None
