@@ -176,7 +176,7 @@ class ThresholdLoosening(Rule):
                                                or "", code)
                         if default is not None:
                             kind = categories.kind(new.name)
-                            note = f" where the code's default {default:g} applied before"
+                            note = f" where the code's default {default} applied before"
                     if kind is None or (change.old is not None
                                         and not same_item(hunk, change.old, new)):
                         continue  # values of two list items are not old → new
@@ -186,7 +186,7 @@ class ThresholdLoosening(Rule):
                 if added is None:
                     added = {ln.text.strip() for f in ctx.snapshot.files for ln in f.added_lines}
                 for drop in dropped(changed, hunk, categories, wanted, code, added):
-                    note = (f"; the code's default {drop.default:g} applies instead"
+                    note = (f"; the code's default {drop.default} applies instead"
                             if drop.default is not None else "")
                     found.append(_Loose("dropped", drop.setting.raw, drop.setting.shown, "",
                                         drop.line, (drop.line,), drop.setting.name, note,

@@ -83,13 +83,14 @@ class CodeKnowledge:
         self._around(path)
         yield from self._own().values()
 
-    def default(self, path: str, key: str) -> float | None:
-        """The one numeric default the code gives `key`; None when none or several."""
+    def default(self, path: str, key: str) -> str | None:
+        """The one numeric default the code gives `key`, as written; None when none or
+        several differ."""
         pattern, _ = _key_patterns(key)
-        found = {float(a or b) for text in self._texts_for(path)
+        found = {a or b for text in self._texts_for(path)
                  if key.replace("-", "_")[:4] in text.replace("-", "_")
                  for a, b in pattern.findall(text)}
-        return found.pop() if len(found) == 1 else None
+        return found.pop() if len({float(v) for v in found}) == 1 else None
 
     def warnings_only(self, path: str, key: str) -> bool:
         """Whether the code says `key`'s values only warn (on its line or the one above)."""

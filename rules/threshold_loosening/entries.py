@@ -5,7 +5,8 @@ suite, removes its gate entirely: the loosest loosening. Two shapes are read, bo
 in an eval context (the file's path or the list's name says accuracy/eval/gsm8k/…):
 
 - an inline list that shrinks (`default: '[a, b, c]'` → `'[a, c]'`), paired by the text
-  before the list on one removed and one added line;
+  before the list on one removed and one added line, unless the PR adds an eval file
+  (the job moved to a new workflow);
 - whole entries removed (a `TestFile(... "TestModelAccuracy.test_x" ...)` block), whose
   quoted names appear on no added line of the PR (a moved entry is not removed).
 
@@ -62,6 +63,12 @@ class AddedWords:
     def __init__(self, files: Sequence[ChangedFile]) -> None:
         self._files = files
         self._all: Counter[str] | None = None
+
+    def new_eval_file(self) -> bool:
+        """Whether the PR adds an eval file (`api_eval.yml`): an eval job that leaves a
+        workflow's matrix has most likely moved there."""
+        return any(f.status == "added" and _EVAL_RE.search(f.path.rsplit("/", 1)[-1])
+                   for f in self._files)
 
     def all(self) -> Counter[str]:
         if self._all is None:
@@ -158,7 +165,8 @@ def removed_entries(changed: ChangedFile, words: AddedWords) -> list[Removed]:
             continue
         if own is None:
             own = Counter(_WORD_RE.findall(changed.added_text))
-        found += _shrunk_lists(hunk, eval_path, words, own)
+        if not words.new_eval_file():
+            found += _shrunk_lists(hunk, eval_path, words, own)
         found += _removed_blocks(hunk, words, eval_path)
     if not found:
         return []

@@ -12,7 +12,7 @@ removed; keys the code documents as warnings-only are not gates.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 
 from bot.core.snapshot import ChangedFile, Hunk
@@ -28,7 +28,7 @@ class Dropped:
     kind: str  # gate | ceiling | samples
     setting: Setting
     line: int  # the nearest head line
-    default: float | None
+    default: str | None  # the code default as written
 
 
 def key_of(setting: Setting) -> str:
@@ -55,7 +55,7 @@ def _in_removed_block(side: list[tuple[int, str, bool]], pos: int) -> bool:
 
 def dropped(
     changed: ChangedFile, hunk: Hunk, categories: Categories, wanted: Callable[[str], bool],
-    code: CodeKnowledge, added: Container[str],
+    code: CodeKnowledge, added: Collection[str],
 ) -> Iterator[Dropped]:
     """Gates (and sample counts over a smaller default) this hunk removes."""
     if not hunk.removed or not holds_yaml_keys(changed.path):
@@ -76,7 +76,7 @@ def dropped(
             continue
         if _in_removed_block(old_side, setting.pos):
             continue
-        if old_side[setting.pos][1].strip() in added:
+        if old_side[setting.pos][1].strip() in added or _revalued(setting, added):
             continue  # moved to another place of the PR
         key = key_of(setting)
         if code.warnings_only(changed.path, key):
@@ -84,17 +84,25 @@ def dropped(
         default = code.default(changed.path, key)
         if default is None and kind == "samples":
             continue  # an unknown default: fewer or more samples, nobody can say
-        if default is not None and not looser(kind, value, default):
+        if default is not None and not looser(kind, value, float(default)):
             continue
         at = head_line(hunk, setting.line)
         if at is not None:
             yield Dropped(kind, setting, at, default)
 
 
+def _revalued(setting: Setting, added: Iterable[str]) -> bool:
+    """The same value set again under a key of the same kind elsewhere in the PR (a
+    config restructured: `accuracy_threshold: 0.85` now `threshold: 0.85` in a list)."""
+    word = setting.name.rsplit("-", 1)[-1]
+    value = setting.value.strip().strip("\"'")
+    return any(value in line and word in line.lower().replace("_", "-") for line in added)
+
+
 def over_default(
     changed: ChangedFile, hunk: Hunk, setting: Setting, kind: str, code: CodeKnowledge,
-) -> float | None:
-    """The code default a gate added to an existing entry loosens, or None."""
+) -> str | None:
+    """The code default (as written) a gate added to an existing entry loosens, or None."""
     value = number(setting.value)
     if value is None or kind not in ("gate", "ceiling", "samples"):
         return None
@@ -104,4 +112,4 @@ def over_default(
     default = code.default(changed.path, key)
     if default is None or code.warnings_only(changed.path, key):
         return None
-    return default if looser(kind, default, value) else None
+    return default if looser(kind, float(default), value) else None

@@ -75,3 +75,33 @@ def test_huge_file_is_linear() -> None:
     files = [{"path": "tests/skips.py", "base": "SKIP_TESTS = [\n]\n",
               "head": "SKIP_TESTS = [\n" + head + "\n]\n"}]
     _check(files, "", False)
+
+
+TEST_PATH = st.from_regex(r"tests/[a-z]{1,6}/test_[a-z]{1,8}\.py", fullmatch=True)
+
+
+def _silenced(files: list[dict[str, object]], title: str = "t") -> list[str]:
+    snapshot = classify_snapshot(make_snapshot(files, title, "", patch_only=False), Config())
+    ctx = RuleContext(snapshot, Config(), RULE.id, dict(RULE.options))
+    return [f.message for f in RULE.check(ctx)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(TEST_PATH, TEST_PATH, st.booleans())
+def test_a_test_command_moved_to_another_ci_file_is_not_removed(
+    kept: str, moved: str, renamed: bool
+) -> None:
+    """Removing `pytest <moved>` is silencing only when nothing of the PR runs it again."""
+    if kept == moved:
+        return
+    script = {"path": "tests/ci/run_unit.sh", "base": f"pytest {kept}\npytest {moved}\n",
+              "head": f"pytest {kept}\n"}
+    other: dict[str, object] = (
+        {"path": moved.replace("tests/", "tests/moved/"), "previous_path": moved,
+         "status": "renamed", "base": "def test_x():\n    pass\n",
+         "head": "def test_x():\n    pass\n"}
+        if renamed else
+        {"path": "tests/ci/run_more.sh", "status": "added", "head": f"pytest -x {moved}\n"})
+    assert not [m for m in _silenced([script, other]) if " removed" in m]
+    # Without the other file the same removal is reported.
+    assert [m for m in _silenced([script]) if f"pytest {moved}` removed" in m]
