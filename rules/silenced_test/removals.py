@@ -15,6 +15,7 @@ Each finding sits at the head line nearest to the removed one.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Container, Iterator
 
 from bot.core.snapshot import ChangedFile, Hunk
@@ -23,6 +24,8 @@ from rules.silenced_test.line_structure import SilencingView
 from rules.silenced_test.silencing_detectors import NOT_RUN, Hit
 from rules.silenced_test.test_commands import Runs, command, silenced_targets, targets
 
+_WORD_RE = re.compile(r"\w+")
+_TOKEN_RE = re.compile(r"[^\s\"'`;|&()=,\[\]{}]+")
 _DEF_TEST_RE = re.compile(r"^\s*(?:async\s+)?def\s+(test\w*)\s*\(")
 _LIST_FILE_RE = re.compile(r"(?:^|/)(?:models|tests|suites?)[\w.-]*\.txt$", re.I)
 # A PR that says it fixes tests or CI (where deleting a test hides the failure).
@@ -54,6 +57,12 @@ class PullRequestAdds:
         self.lines = frozenset(text.strip().lstrip("#").strip() for text in added)
         self.text = "\n".join(added)
         self.runs = Runs.of(added)
+        # Paths and file names on added lines, looked up per removed test (a set, not a
+        # scan of the PR's text per removal).
+        tokens = {t.split("::", 1)[0].removeprefix("./") for t in _TOKEN_RE.findall(self.text)}
+        self.names = frozenset(t.rsplit("/", 1)[-1] for t in tokens) | tokens
+        self.words = frozenset(_WORD_RE.findall(self.text))
+        self.paths = sorted(tokens)
         # Test files the PR deletes or moves: a command for them went with them.
         self.removed_paths = frozenset(
             [f.path for f in files if f.status == "removed"]
@@ -67,7 +76,11 @@ def _gone(target: str, adds: PullRequestAdds) -> bool:
     if any(p == path or p.startswith(path + "/") for p in adds.removed_paths):
         return True
     name = path.rsplit("/", 1)[-1]
-    return "." in name and name in adds.text
+    if path in adds.names or ("." in name and name in adds.names):
+        return True
+    # A directory whose files the PR's added lines name (now run one by one).
+    at = bisect_left(adds.paths, path + "/")
+    return at < len(adds.paths) and adds.paths[at].startswith(path + "/")
 
 
 def removal_hits(view: SilencingView, suffix: str, adds: PullRequestAdds,
@@ -94,8 +107,7 @@ def removal_hits(view: SilencingView, suffix: str, adds: PullRequestAdds,
                     continue
                 gone = [t for t in silenced_targets(cmd, view.runs_of("base"),
                                                     view.runs_of("head"))
-                        if not _gone(t, adds) and not adds.runs.runs(cmd, t)
-                        and t not in adds.text]
+                        if not _gone(t, adds) and not adds.runs.runs(cmd, t)]
                 if gone and (targets(cmd) or not (rewritten or adds.runs.runs(cmd, None))):
                     hit = Hit(0, f"`{code[:80]}`", NOT_RUN, gone[0], verb="removed")
             elif is_list:
@@ -104,8 +116,7 @@ def removal_hits(view: SilencingView, suffix: str, adds: PullRequestAdds,
             elif suffix == ".py" and fix_pr and not renamed and \
                     (match := _DEF_TEST_RE.match(text)):
                 name = match.group(1)
-                if re.search(rf"\b{re.escape(name)}\b", adds.text) is None and \
-                        not _defined_in_head(changed, name):
+                if name not in adds.words and not _defined_in_head(changed, name):
                     hit = Hit(0, f"test `{name}`", NOT_RUN, name, verb="deleted",
                               medium=True)
             at = _head_line(hunk, line.old_no) if hit is not None else None

@@ -27,7 +27,7 @@ from rules.threshold_loosening.entries import AddedWords, describe, removed_entr
 from rules.threshold_loosening.gates import dropped_asserts, gate_loosenings
 from rules.threshold_loosening.items import same_item
 from rules.threshold_loosening.odd_values import odd_value
-from rules.threshold_loosening.removed import dropped, over_default
+from rules.threshold_loosening.removed import dropped, key_of, over_default
 
 _CALL_HEAD_RE = re.compile(r"([A-Za-z_][\w.]*)\s*\(")
 _MAX_ENTRY_FILES = 200  # files read for removed eval entries per review
@@ -180,12 +180,16 @@ class ThresholdLoosening(Rule):
                     if kind is None or (change.old is not None
                                         and not same_item(hunk, change.old, new)):
                         continue  # values of two list items are not old → new
+                    if kind in ("gate", "ceiling") and code.warnings_only(
+                            changed.path, "metrics" if new.name == "metric-value"
+                            else key_of(new)):
+                        continue  # the repo's code says these values only warn
                     old = change.old.shown if change.old is not None else ""
                     found.append(_Loose(kind, new.raw, old, new.shown, new.line, new.lines,
                                         new.name, note, kind == "malformed"))
-                if added is None:
+                if added is None and hunk.removed:
                     added = {ln.text.strip() for f in ctx.snapshot.files for ln in f.added_lines}
-                for drop in dropped(changed, hunk, categories, wanted, code, added):
+                for drop in dropped(changed, hunk, categories, wanted, code, added or set()):
                     note = (f"; the code's default {drop.default} applies instead"
                             if drop.default is not None else "")
                     found.append(_Loose("dropped", drop.setting.raw, drop.setting.shown, "",

@@ -42,29 +42,33 @@ def _names(code: str) -> frozenset[str]:
 
 
 def rewritten_checks(hunk: Hunk) -> Iterator[Rewritten]:
-    """Checks of this hunk made one-sided or rounded, paired with the removed check."""
-    removed = [code_part(line.text[:MAX_LINE]).strip() for line in hunk.removed]
-    removed = [text for text in removed if _CHECK_RE.search(text)]
-    if not removed:
+    """Checks of this hunk made one-sided or rounded, paired with the removed check.
+
+    Removed checks are indexed by their names (without `abs`/`round`), so a hunk of
+    many asserts costs one pass over each side, not a comparison of every pair.
+    """
+    if not hunk.removed or not hunk.added:
         return
-    used: set[int] = set()
+    two_sided: dict[frozenset[str], list[str]] = {}
+    exact: dict[frozenset[str], list[str]] = {}
+    for line in hunk.removed:
+        old = code_part(line.text[:MAX_LINE]).strip()
+        if not _CHECK_RE.search(old):
+            continue
+        names = _names(old)
+        if _ABS_RE.search(old):
+            two_sided.setdefault(names - _ABS_NAMES, []).append(old)
+        elif not _ROUND_RE.search(old) and len(names) >= 2:
+            exact.setdefault(names - _ROUND_NAMES, []).append(old)
+    if not two_sided and not exact:
+        return
     for line in hunk.added:
         new = code_part(line.text[:MAX_LINE]).strip()
-        if line.new_no is None or not _CHECK_RE.search(new) or "assert" not in new.lower():
+        if line.new_no is None or "assert" not in new.lower() or not _CHECK_RE.search(new):
             continue
         names = _names(new)
-        for k, old in enumerate(removed):
-            if k in used:
-                continue
-            olds = _names(old)
-            if _ABS_RE.search(old) and not _ABS_RE.search(new) and "<" in new and \
-                    olds - _ABS_NAMES == names and len(names) >= 2:
-                kind = "one-sided"
-            elif _ROUND_RE.search(new) and not _ROUND_RE.search(old) and \
-                    names - _ROUND_NAMES == olds - _ROUND_NAMES and len(olds) >= 2:
-                kind = "rounding"
-            else:
-                continue
-            used.add(k)
-            yield Rewritten(kind, old, new, line.new_no)
-            break
+        if "<" in new and len(names) >= 2 and not _ABS_RE.search(new) and \
+                two_sided.get(names):
+            yield Rewritten("one-sided", two_sided[names].pop(0), new, line.new_no)
+        elif _ROUND_RE.search(new) and exact.get(names - _ROUND_NAMES):
+            yield Rewritten("rounding", exact[names - _ROUND_NAMES].pop(0), new, line.new_no)

@@ -21,6 +21,9 @@ _MAX_UP = 80  # lines looked at above a setting
 _IDENTITY_RE = re.compile(
     r"-\s+[\"']?(?:model|model_name|model_id|model_path|checkpoint|task|task_name|dataset)"
     r"[\"']?\s*:")
+_INLINE_IDENTITY_RE = re.compile(
+    r"[\"']?(?:model|model_name|model_id|model_path|task|task_name|dataset)[\"']?\s*[:=]\s*"
+    r"[\"']([^\"'\n]{1,120})[\"']")
 
 
 def _owner(side: Sequence[SideLine], setting: Setting) -> tuple[str, bool] | None:
@@ -46,9 +49,20 @@ def _owner(side: Sequence[SideLine], setting: Setting) -> tuple[str, bool] | Non
     return None
 
 
+def _named(side: Sequence[SideLine], setting: Setting) -> str | None:
+    """The entry a one-line mapping names (`{"model": "org/a", "threshold": 0.9}`)."""
+    if not 0 <= setting.pos < len(side):
+        return None
+    match = _INLINE_IDENTITY_RE.search(side[setting.pos][1])
+    return match.group(1) if match else None
+
+
 def same_item(hunk: Hunk, old: Setting, new: Setting) -> bool:
     """False when the two settings provably sit in different list items."""
     old_side, new_side = sides(hunk)
+    named = _named(old_side, old), _named(new_side, new)
+    if named[0] is not None and named[1] is not None and named[0] != named[1]:
+        return False
     before, after = _owner(old_side, old), _owner(new_side, new)
     if before is None or after is None or before[0] == after[0]:
         return True  # no item seen on one side, or the same item
