@@ -64,7 +64,8 @@ def _hits(view: SilencingView) -> Iterator[Hit]:
                 continue
             commented = commented_hit(view, n, text, suffix)
             if commented is not None and commented.alone and block is None:
-                yield from _owned(view, commented, yaml)  # one command, one test
+                # One command, one test; a tracking link atop the commented run covers it.
+                yield from _owned(view, dataclasses.replace(commented, first=start), yaml)
             elif block is None:
                 block = commented  # one finding per commented-out block, on its first hit
             continue
@@ -85,6 +86,15 @@ def _hits(view: SilencingView) -> Iterator[Hit]:
             yield from _owned(view, hit, yaml)
     if block is not None:
         yield from _owned(view, _closed(block, start, last), yaml)
+
+
+def _comment_top(view: SilencingView, first: int) -> int:
+    """The first line of the run of comment lines that ends at `first` (a tracking note
+    atop a commented-out block, above a context comment, still covers it)."""
+    top = first
+    while top > 1 and first - top < 8 and (view.get(top - 1) or "").lstrip().startswith("#"):
+        top -= 1
+    return top
 
 
 def _blank(text: str | None) -> bool:
@@ -185,8 +195,9 @@ class SilencedTest(Rule):
                 list_file = () if changed.surface != "eval-config" else (changed.path,)
                 hits += removal_hits(view, _suffix(changed), adds, fix_pr, list_file)
             for hit in hits:
+                top = _comment_top(view, min(hit.first or hit.line, hit.line))
                 if any(tracked(view.get(m) or "") for m in range(
-                        min(hit.first or hit.line, hit.line) - 1, max(hit.end, hit.line) + 1)) \
+                        top - 1, max(hit.end, hit.line) + 1)) \
                         or links.covers(hit.subject):
                     continue
                 yield self.finding(

@@ -3,6 +3,7 @@ change removes instead of fixing.
 
 - a test command removed from a CI script or workflow (`pytest tests/x/test_y.py`) whose
   tests the base ran and no command of the PR's head still runs;
+- a call of one of a CI script's test functions removed (the function stays);
 - an entry removed from a CI list file (`tests-nightly.txt`, `models-small.txt`);
 - a `def test_…` deleted from a test file in a PR that says it fixes tests (medium:
   the test may have been obsolete), the name on no added line of the PR.
@@ -20,6 +21,7 @@ from collections.abc import Container, Iterator
 
 from bot.core.snapshot import ChangedFile, Hunk
 from rules.analysis.lines import MAX_LINE
+from rules.silenced_test.commented import shell_function_call
 from rules.silenced_test.line_structure import SilencingView
 from rules.silenced_test.silencing_detectors import NOT_RUN, Hit
 from rules.silenced_test.test_commands import Runs, command, silenced_targets, targets
@@ -101,7 +103,12 @@ def removal_hits(view: SilencingView, suffix: str, adds: PullRequestAdds,
             if not code or code.startswith("#") or code in adds.lines:
                 continue  # blank, already a comment, or moved
             hit: Hit | None = None
-            if suffix in (".sh", ".yaml"):
+            if suffix == ".sh" and command(code) is None:
+                name = code.split()[0] if code.split() else ""
+                if shell_function_call(view, code) and name not in adds.words and \
+                        _defined_in_head(changed, name, shell=True):
+                    hit = Hit(0, f"`{code[:80]}`", NOT_RUN, name, verb="removed")
+            elif suffix in (".sh", ".yaml"):
                 cmd = command(code)
                 if cmd is None:
                     continue
@@ -125,6 +132,12 @@ def removal_hits(view: SilencingView, suffix: str, adds: PullRequestAdds,
                           hit.medium, True)
 
 
-def _defined_in_head(changed: ChangedFile, name: str) -> bool:
+def _defined_in_head(changed: ChangedFile, name: str, shell: bool = False) -> bool:
+    """Whether the head still defines the test (unknown without the head text: a shell
+    test function is then taken as kept, a Python test as gone)."""
     head = changed.head_text
-    return head is not None and re.search(rf"def\s+{re.escape(name)}\b", head) is not None
+    if head is None:
+        return shell
+    pattern = (rf"^\s*(?:function\s+)?{re.escape(name)}\s*(?:\(\s*\)|\{{)" if shell
+               else rf"def\s+{re.escape(name)}\b")
+    return re.search(pattern, head, re.M) is not None
