@@ -19,7 +19,8 @@ _TEST_CODE_RE = re.compile(
     r"TestFile\()"
 )
 _YAML_TEST_LINE_RE = re.compile(
-    r"pytest|unittest|test_\w|run_suite|run[-_]tests?|^-?\s*label:|^-\s*name:", re.I
+    r"pytest|unittest|test_\w|run_suite|run[-_]tests?|^-?\s*label:|^-\s*name:"
+    r"|^-\s*(?:script|test\w*|suite|test[-_]suite)\s*:|\.sh\b", re.I
 )
 # A call that runs something (a Python script, a sub-script, a launcher), not a setup
 # line (`export`, `cd`, `pip install`, `echo`).

@@ -20,13 +20,17 @@ from bisect import bisect_left
 from collections.abc import Container, Iterator
 
 from bot.core.snapshot import ChangedFile, Hunk
-from rules.analysis.lines import MAX_LINE
+from rules.analysis.lines import MAX_LINE, indent_width, sides
 from rules.silenced_test.commented import shell_function_call
-from rules.silenced_test.line_structure import SilencingView
-from rules.silenced_test.silencing_detectors import NOT_RUN, Hit
+from rules.silenced_test.line_structure import YAML_KEY_RE, SilencingView
+from rules.silenced_test.silencing_detectors import NOT_RUN, Hit, skip_name
 from rules.silenced_test.test_commands import Runs, command, silenced_targets, targets
 
 _WORD_RE = re.compile(r"\w+")
+# `- script: L2_x`, `- test: x`, `- tests/x/test_y.py`, `- run_x_test` (one word).
+_YAML_ITEM_RE = re.compile(
+    r"^-\s+(?:(?P<key>script|test|test_name|test-name|suite|test_suite|test-suite|test_file)"
+    r"\s*:\s*)?[\"']?(?P<value>[\w./-]{3,120})[\"']?\s*$")
 _TOKEN_RE = re.compile(r"[^\s\"'`;|&()=,\[\]{}]+")
 _DEF_TEST_RE = re.compile(r"^\s*(?:async\s+)?def\s+(test\w*)\s*\(")
 _LIST_FILE_RE = re.compile(r"(?:^|/)(?:models|tests|suites?)[\w.-]*\.txt$", re.I)
@@ -108,6 +112,10 @@ def removal_hits(view: SilencingView, suffix: str, adds: PullRequestAdds,
                 if shell_function_call(view, code) and name not in adds.words and \
                         _defined_in_head(changed, name, shell=True):
                     hit = Hit(0, f"`{code[:80]}`", NOT_RUN, name, verb="removed")
+            elif suffix == ".yaml" and command(code) is None:
+                entry = _yaml_test_item(hunk, line.old_no, code)
+                if entry and entry not in adds.words and entry not in adds.names:
+                    hit = Hit(0, f"`{code[:80]}`", NOT_RUN, entry, verb="removed")
             elif suffix in (".sh", ".yaml"):
                 cmd = command(code)
                 if cmd is None:
@@ -130,6 +138,27 @@ def removal_hits(view: SilencingView, suffix: str, adds: PullRequestAdds,
             if hit is not None and at is not None:
                 yield Hit(at, hit.what, hit.why, hit.subject, at, hit.verb, hit.where,
                           hit.medium, True)
+
+
+def _yaml_test_item(hunk: Hunk, old_no: int | None, code: str) -> str | None:
+    """The test a removed YAML list item names (`- script: L2_Launch_llama`, `- test_x`,
+    `- run_gsm8k_test`), unless its list is a skip list (removing from it re-enables)."""
+    match = _YAML_ITEM_RE.match(code)
+    if match is None or ("test" not in code.lower() and not match.group("key")):
+        return None
+    old_side = sides(hunk)[0]
+    at = next((i for i, (no, _, _) in enumerate(old_side) if no == old_no), None)
+    if at is None:
+        return None
+    width = indent_width(old_side[at][1])
+    for _, text, _ in reversed(old_side[:at]):
+        if text.strip() and indent_width(text) < width:
+            key = YAML_KEY_RE.match(text)
+            if key is None or skip_name(key.group("key")) or \
+                    key.group("key").lower() in ("exclude", "with", "env", "environment"):
+                return None
+            break
+    return match.group("value")
 
 
 def _defined_in_head(changed: ChangedFile, name: str, shell: bool = False) -> bool:
