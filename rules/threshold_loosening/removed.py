@@ -76,8 +76,9 @@ def dropped(
             continue
         if _in_removed_block(old_side, setting.pos):
             continue
-        if old_side[setting.pos][1].strip() in added or _revalued(setting, added):
-            continue  # moved to another place of the PR
+        if old_side[setting.pos][1].strip() in added or _revalued(setting, added) or \
+                any(_same_value(setting.value, ln.text) for ln in hunk.added):
+            continue  # moved to another place of the PR, or renamed in place
         key = key_of(setting)
         if code.warnings_only(changed.path, key):
             continue
@@ -97,6 +98,13 @@ def _revalued(setting: Setting, added: Iterable[str]) -> bool:
     word = setting.name.rsplit("-", 1)[-1]
     value = setting.value.strip().strip("\"'")
     return any(value in line and word in line.lower().replace("_", "-") for line in added)
+
+
+def _same_value(value: str, text: str) -> bool:
+    """`text` sets `value` (a key or keyword renamed in place: `min_accuracy: 0.85`)."""
+    value = value.strip().strip("\"'")
+    at = text.find(value)
+    return at > 0 and text[:at].rstrip().rstrip("\"'").endswith((":", "="))
 
 
 def over_default(
