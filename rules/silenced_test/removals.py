@@ -31,6 +31,11 @@ _WORD_RE = re.compile(r"\w+")
 _YAML_ITEM_RE = re.compile(
     r"^-\s+(?:(?P<key>script|test|test_name|test-name|suite|test_suite|test-suite|test_file)"
     r"\s*:\s*)?[\"']?(?P<value>[\w./-]{3,120})[\"']?\s*$")
+# An entry line of a Python suite list: a call or a string naming a test file or id.
+_PY_ENTRY_RE = re.compile(
+    r"^\s*(?:[A-Za-z_][\w.]*\(\s*)?[\"']([\w./:-]*test[\w./:\[\]-]*)[\"']\s*[,)]", re.I)
+# The list holding it: `name = [`, `"suite-name": [`, `name=[`.
+_PY_HOLDER_RE = re.compile(r"^\s*[\"']?([\w.-]+)[\"']?\s*(?::[^=]*)?[:=]\s*[\[({]")
 _TOKEN_RE = re.compile(r"[^\s\"'`;|&()=,\[\]{}]+")
 _DEF_TEST_RE = re.compile(r"^\s*(?:async\s+)?def\s+(test\w*)\s*\(")
 _LIST_FILE_RE = re.compile(r"(?:^|/)(?:models|tests|suites?)[\w.-]*\.txt$", re.I)
@@ -125,6 +130,11 @@ def removal_hits(view: SilencingView, suffix: str, adds: PullRequestAdds,
                         if not _gone(t, adds) and not adds.runs.runs(cmd, t)]
                 if gone and (targets(cmd) or not (rewritten or adds.runs.runs(cmd, None))):
                     hit = Hit(0, f"`{code[:80]}`", NOT_RUN, gone[0], verb="removed")
+            elif suffix == ".py" and (entry := _python_test_entry(changed, hunk, text)):
+                if entry not in adds.names and entry.rsplit("/", 1)[-1] not in adds.names \
+                        and not _gone(entry, adds):
+                    hit = Hit(0, f"`{code[:80]}`", NOT_RUN, entry, verb="removed",
+                              where=" from the test list")
             elif is_list:
                 hit = Hit(0, f"`{code[:80]}`", NOT_RUN, code[:80], verb="removed",
                           where=f" from `{changed.path.rsplit('/', 1)[-1]}`")
@@ -159,6 +169,27 @@ def _yaml_test_item(hunk: Hunk, old_no: int | None, code: str) -> str | None:
                 return None
             break
     return match.group("value")
+
+
+def _python_test_entry(changed: ChangedFile, hunk: Hunk, text: str) -> str | None:
+    """The test a removed entry of a Python suite list names (`TestFile("test_x.py",
+    60),` in run_suite.py, `"tests/unit/test_y.py",`), outside test modules (where
+    strings are parametrizations) and skip lists."""
+    name = changed.path.rsplit("/", 1)[-1]
+    if name.startswith(("test_", "conftest")) or name.endswith("_test.py"):
+        return None
+    match = _PY_ENTRY_RE.match(text)
+    if match is None:
+        return None
+    old_side = sides(hunk)[0]
+    width = indent_width(text)
+    at = next((i for i, (_, t, changed_) in enumerate(old_side) if changed_ and t == text),
+              len(old_side))
+    above = [t for _, t, _ in old_side[:at] if t.strip() and indent_width(t) < width]
+    holder = _PY_HOLDER_RE.match(above[-1]) if above else None
+    if holder is None or skip_name(holder.group(1)):
+        return None
+    return match.group(1)
 
 
 def _defined_in_head(changed: ChangedFile, name: str, shell: bool = False) -> bool:
