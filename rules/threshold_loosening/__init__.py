@@ -18,12 +18,14 @@ from rules.analysis.knobs import (
     hunk_changes,
     loosening,
     new_unit_lines,
+    normalize,
     shared_filter,
 )
 from rules.base import Rule, RuleContext
 from rules.threshold_loosening.comparisons import rewritten_checks
 from rules.threshold_loosening.defaults import CodeKnowledge
 from rules.threshold_loosening.entries import AddedWords, describe, removed_entries
+from rules.threshold_loosening.env_defaults import env_default_loosenings
 from rules.threshold_loosening.gates import dropped_asserts, gate_loosenings
 from rules.threshold_loosening.items import same_item
 from rules.threshold_loosening.odd_values import odd_value
@@ -200,6 +202,9 @@ class ThresholdLoosening(Rule):
                                  if ln.old_no == gate.line), gate.subject)
                     found.append(_Loose("dropped", text, gate.text, "", at, (at,),
                                         gate.subject))
+                for env in env_default_loosenings(hunk, categories):
+                    found.append(_Loose(env.kind, env.name, env.old, env.new, env.line,
+                                        (env.line,), normalize(env.name)))
                 for check in rewritten_checks(hunk):
                     found.append(_Loose(check.kind, check.new, check.old, check.new,
                                         check.line, (check.line,), check.kind))
