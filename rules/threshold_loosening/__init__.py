@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from bot.core.findings import Confidence, Finding, Severity
@@ -28,50 +27,13 @@ from rules.threshold_loosening.entries import AddedWords, describe, removed_entr
 from rules.threshold_loosening.env_defaults import env_default_loosenings
 from rules.threshold_loosening.gates import dropped_asserts, gate_loosenings
 from rules.threshold_loosening.items import same_item
+from rules.threshold_loosening.messages import NOUNS, Loose, cut, describe_loosening, repeat_key
 from rules.threshold_loosening.odd_values import odd_value
 from rules.threshold_loosening.removed import dropped, key_of, over_default
 
 _CALL_HEAD_RE = re.compile(r"([A-Za-z_][\w.]*)\s*\(")
 _MAX_ENTRY_FILES = 200  # files read for removed eval entries per review
 _RETRY_RE = re.compile(r"\b(?:retry|automatic|manual|exit_status)\b")
-
-_WHAT = {
-    "gate": ("Gate", "lowered", "results that failed before now pass, so a real regression "
-             "can merge unnoticed"),
-    "ceiling": ("Ceiling", "raised", "results that failed before now pass, so a real "
-                "regression can merge unnoticed"),
-    "tolerance": ("Tolerance", "raised", "numerical drift of that size now passes the check"),
-    "timeout": ("Timeout", "raised", "a hang or slowdown now takes longer to fail and holds "
-                "the runner meanwhile; make sure the slowdown itself is understood"),
-    "entries": ("Eval entries", "removed", "their gates no longer run at all, so a "
-                "regression on them merges unnoticed"),
-    "samples": ("Sample count", "cut", "the score comes from fewer samples, so it is noisier "
-                "and the gate catches less (and flakes more)"),
-    "malformed": ("Value", "changed", "the new value is not a number, so the check reads "
-                  "it as text, ignores it or fails to load, and results that failed before "
-                  "may pass"),
-    "dropped": ("Gate", "removed", "the check it made is gone, so a regression it caught "
-                "now merges unnoticed"),
-    "one-sided": ("One-sided check", "replaces", "drift in the other direction now passes"),
-    "rounding": ("Tolerance added by rounding", "in", "values that differed before now "
-                 "compare equal after rounding"),
-}
-_NOUNS = {"gate": "Gate", "ceiling": "Ceiling", "samples": "Sample count",
-          "tolerance": "Tolerance"}
-
-
-@dataclass(frozen=True)
-class _Loose:
-    kind: str
-    raw: str
-    old: str  # "" when the knob is new
-    new: str
-    line: int  # an added line
-    lines: tuple[int, ...]
-    name: str
-    note: str = ""  # what the message adds (the code default that applies)
-    medium: bool = False  # a reading the diff alone cannot settle
-    noun: str = ""  # what a dropped setting was (a gate, a sample count)
 
 def _tolerance_on_existing_check(changed: ChangedFile, removed: list[str], line_text: str) -> bool:
     """A tolerance added to a check that was already there (not to a brand-new one)."""
@@ -150,12 +112,12 @@ class ThresholdLoosening(Rule):
         for changed in ctx.files():
             if changed.status in ("added", "copied"):
                 continue
-            found: list[_Loose] = []
+            found: list[Loose] = []
             # Bounded: each file's check searches the PR's added text.
             if changed.removed_lines and entry_budget > 0:
                 entry_budget -= 1
                 for gone in removed_entries(changed, words):
-                    found.append(_Loose("entries", gone.where, describe(gone), "",
+                    found.append(Loose("entries", gone.where, describe(gone), "",
                                         gone.line, (gone.line,), gone.where))
             for hunk in changed.hunks:
                 fresh = new_unit_lines(hunk)
@@ -187,36 +149,36 @@ class ThresholdLoosening(Rule):
                             else key_of(new)):
                         continue  # the repo's code says these values only warn
                     old = change.old.shown if change.old is not None else ""
-                    found.append(_Loose(kind, new.raw, old, new.shown, new.line, new.lines,
+                    found.append(Loose(kind, new.raw, old, new.shown, new.line, new.lines,
                                         new.name, note, kind == "malformed"))
                 if added is None and hunk.removed:
                     added = {ln.text.strip() for f in ctx.snapshot.files for ln in f.added_lines}
                 for drop in dropped(changed, hunk, categories, wanted, code, added or set()):
                     note = (f"; the code's default {drop.default} applies instead"
                             if drop.default is not None else "")
-                    found.append(_Loose("dropped", drop.setting.raw, drop.setting.shown, "",
+                    found.append(Loose("dropped", drop.setting.raw, drop.setting.shown, "",
                                         drop.line, (drop.line,), drop.setting.name, note,
-                                        drop.default is None, _NOUNS[drop.kind]))
+                                        drop.default is None, NOUNS[drop.kind]))
                 for gate, at in dropped_asserts(hunk):
                     text = next((ln.text.strip() for ln in hunk.removed
                                  if ln.old_no == gate.line), gate.subject)
-                    found.append(_Loose("dropped", text, gate.text, "", at, (at,),
+                    found.append(Loose("dropped", text, gate.text, "", at, (at,),
                                         gate.subject))
                 for env in env_default_loosenings(hunk, categories):
-                    found.append(_Loose(env.kind, env.name, env.old, env.new, env.line,
+                    found.append(Loose(env.kind, env.name, env.old, env.new, env.line,
                                         (env.line,), normalize(env.name)))
                 for check in rewritten_checks(hunk):
-                    found.append(_Loose(check.kind, check.new, check.old, check.new,
+                    found.append(Loose(check.kind, check.new, check.old, check.new,
                                         check.line, (check.line,), check.kind))
                 for old_gate, gate in gate_loosenings(hunk):
-                    found.append(_Loose("gate" if gate.lower else "ceiling",
+                    found.append(Loose("gate" if gate.lower else "ceiling",
                                         f"assert on {gate.subject}", old_gate.text, gate.text,
                                         gate.line, (gate.line,), gate.subject))
             if found:
                 yield from self._report(description, changed, found)
 
     def _report(
-        self, description: Description, changed: ChangedFile, found: list[_Loose]
+        self, description: Description, changed: ChangedFile, found: list[Loose]
     ) -> Iterator[Finding]:
         # The same loosening repeated in one code file (one call site per test helper) is
         # one edit: reported once, at its first line, naming the others. In a config each
@@ -224,34 +186,19 @@ class ThresholdLoosening(Rule):
         code = not holds_yaml_keys(changed.path)
         repeats: dict[tuple[str, ...], list[int]] = {}
         for item in found:
-            repeats.setdefault(_repeat_key(item, code), []).append(item.line)
+            repeats.setdefault(repeat_key(item, code), []).append(item.line)
         for item in found:
-            lines = repeats[_repeat_key(item, code)]
+            lines = repeats[repeat_key(item, code)]
             if item.line != lines[0]:
                 continue
             kind, raw, old, new = item.kind, item.raw, item.old, item.new
-            noun, verb, why = _WHAT[kind]
-            if kind == "entries":
-                what = f"{noun} {verb} from `{_cut(raw, 80)}`: {old}"
-            elif kind == "dropped":
-                what = f"{item.noun or noun} `{_cut(raw, 80)}` {verb} (it was {old}){item.note}"
-            elif kind in ("one-sided", "rounding"):
-                what = f"{noun} `{_cut(new, 80)}` {verb} `{_cut(old, 80)}`"
-            elif kind == "malformed":
-                what = f"{noun} `{raw}` {old} → {new}"
-            elif item.note:
-                what = f"{_NOUNS.get(kind, noun)} `{raw}` set to {new}{item.note}"
-            elif old:
-                what = f"{noun} `{raw}` {verb} {old} → {new}"
-            else:
-                what = f"{noun} `{raw}={new}` added to an existing check"
-                why = "it no longer requires a (near-)exact match"
+            what, why = describe_loosening(item)
             comment = adjacent_comment(changed, item.lines)
             said = description.explains([item.name, raw, new] if new else [item.name, raw])
             if comment is not None:
-                reason = f" Reason given next to it: “{_cut(comment[1])}”."
+                reason = f" Reason given next to it: “{cut(comment[1])}”."
             elif said is not None:
-                reason = f" Reason given in the description: “{_cut(said)}”."
+                reason = f" Reason given in the description: “{cut(said)}”."
             else:
                 reason = " No reason is given next to it or in the PR description."
             also = ""
@@ -268,14 +215,6 @@ class ThresholdLoosening(Rule):
             )
 
 
-def _repeat_key(item: _Loose, code: bool) -> tuple[str, ...]:
-    """Findings with one key are one change. A gate block added over the code default
-    (`recovery_threshold:` with a value per metric) is one change, whatever the file."""
-    if item.note and item.kind != "dropped":
-        return (item.kind, item.raw.split()[0] if item.raw.split() else "", item.new, item.note)
-    return (item.kind, item.raw, item.old, item.new) if code else (str(item.line),)
-
-
 def _retry_limit(hunk: Hunk, number_: int) -> bool:
     above = [line.text for line in hunk.lines
              if line.new_no is not None and number_ - 4 <= line.new_no < number_]
@@ -284,8 +223,3 @@ def _retry_limit(hunk: Hunk, number_: int) -> bool:
 
 def _line_text(hunk: Hunk, number_: int) -> str:
     return next((line.text for line in hunk.lines if line.new_no == number_), "")
-
-
-def _cut(text: str, limit: int = 160) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
