@@ -17,7 +17,12 @@ from rules.silenced_test.commented import commented_hit
 from rules.silenced_test.gates import says_failing, tracked
 from rules.silenced_test.go_tests import go_hits
 from rules.silenced_test.line_structure import ANY_HINT, SilencingView
-from rules.silenced_test.removals import PullRequestAdds, fixes_tests, removal_hits
+from rules.silenced_test.removals import (
+    PullRequestAdds,
+    fixes_tests,
+    may_remove_tests,
+    removal_hits,
+)
 from rules.silenced_test.silencing_detectors import (
     SILENCE_REASON_RE,
     Hit,
@@ -150,6 +155,16 @@ class SilencedTest(Rule):
               - exit_status: -1
                 limit: 1
 
+    Silencing by deletion or comment too: a test command removed from a CI script or
+    workflow (or a call of one of its test functions, a `- script:` matrix entry, a
+    `TestFile(...)` suite entry, a line of a CI list file) that nothing else in the PR
+    runs; a commented-out call in a CI test script; `disabled=True` / `skip=True` on a
+    Python test-list entry; a `def test_…` deleted in a PR that says it fixes tests
+    (medium confidence). A test moved, renamed or deleted with its file is not silenced.
+    `continue-on-error` on a step that runs no test (a build, an upload, a review bot),
+    environment flags that merely contain SKIP, and model-layer exclusion lists
+    (`exclude_modules`) are not flagged.
+
     Re-enabling a test is never flagged. A skip on a brand-new test, or a new step that
     starts out soft-failing, is flagged only when its reason says it fails (a capability
     gate such as "requires CUDA" is fine).
@@ -183,14 +198,16 @@ class SilencedTest(Rule):
             known = _known_text(changed)
             lowered = known.lower()
             hinted = "#" in changed.added_text or any(hint in lowered for hint in ANY_HINT)
-            if not hinted and not changed.removed_lines:
+            removes = bool(changed.removed_lines) and may_remove_tests(
+                changed, _suffix(changed), fix_pr)
+            if not hinted and not removes:
                 continue
-            if moved is None:  # built on need: most PRs have no file with a hint
+            if moved is None and hinted:  # built on need: most PRs have no file with a hint
                 moved = Counter(ln.text.strip() for f in ctx.snapshot.files
                                 for ln in f.removed_lines)
-            view = SilencingView(changed, known, lowered, moved, failing)
+            view = SilencingView(changed, known, lowered, moved or Counter(), failing)
             hits: list[Hit] = list(_hits(view)) if hinted else []
-            if changed.removed_lines:
+            if removes:
                 adds = adds or PullRequestAdds(ctx.snapshot.files)
                 list_file = () if changed.surface != "eval-config" else (changed.path,)
                 hits += removal_hits(view, _suffix(changed), adds, fix_pr, list_file)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections.abc import Container, Iterator
+from functools import cached_property
 
 from bot.core.snapshot import ChangedFile, Hunk
 from rules.analysis.lines import MAX_LINE, indent_width, sides
@@ -36,6 +37,9 @@ _PY_ENTRY_RE = re.compile(
     r"^\s*(?:[A-Za-z_][\w.]*\(\s*)?[\"']([\w./:-]*test[\w./:\[\]-]*)[\"']\s*[,)]", re.I)
 # The list holding it: `name = [`, `"suite-name": [`, `name=[`.
 _PY_HOLDER_RE = re.compile(r"^\s*[\"']?([\w.-]+)[\"']?\s*(?::[^=]*)?[:=]\s*[\[({]")
+_MAX_REMOVED = 200  # removed lines examined per file: beyond that, a rewrite of the file
+# Words a line must hold to be read as a test command at all (most removed lines do not).
+_RUNNER_HINT_RE = re.compile(r"test|suite|script|torchrun|deepspeed|mpirun|accelerate|\.sh\b", re.I)
 _TOKEN_RE = re.compile(r"[^\s\"'`;|&()=,\[\]{}]+")
 _DEF_TEST_RE = re.compile(r"^\s*(?:async\s+)?def\s+(test\w*)\s*\(")
 _LIST_FILE_RE = re.compile(r"(?:^|/)(?:models|tests|suites?)[\w.-]*\.txt$", re.I)
@@ -59,25 +63,47 @@ def _head_line(hunk: Hunk, old_no: int | None) -> int | None:
 
 
 class PullRequestAdds:
-    """What the PR's head adds anywhere: its added lines, their words and test commands."""
+    """What the PR's head adds anywhere: its added lines, their words and test commands,
+    each computed on first use (most PRs remove no test)."""
 
     def __init__(self, files: tuple[ChangedFile, ...]) -> None:
-        added = [line.text[:MAX_LINE] for f in files for line in f.added_lines]
-        # Added lines as code: `# pytest x` counts as `pytest x` (commented out, which the
-        # commented-out detector reports), so a removal is never reported twice.
-        self.lines = frozenset(text.strip().lstrip("#").strip() for text in added)
-        self.text = "\n".join(added)
-        self.runs = Runs.of(added)
-        # Paths and file names on added lines, looked up per removed test (a set, not a
-        # scan of the PR's text per removal).
-        tokens = {t.split("::", 1)[0].removeprefix("./") for t in _TOKEN_RE.findall(self.text)}
-        self.names = frozenset(t.rsplit("/", 1)[-1] for t in tokens) | tokens
-        self.words = frozenset(_WORD_RE.findall(self.text))
-        self.paths = sorted(tokens)
+        self._files = files
         # Test files the PR deletes or moves: a command for them went with them.
         self.removed_paths = frozenset(
             [f.path for f in files if f.status == "removed"]
             + [f.previous_path for f in files if f.previous_path and f.status == "renamed"])
+
+    @cached_property
+    def _added(self) -> list[str]:
+        return [line.text[:MAX_LINE] for f in self._files for line in f.added_lines]
+
+    @cached_property
+    def lines(self) -> frozenset[str]:
+        """Added lines as code: `# pytest x` counts as `pytest x` (commented out, which
+        the commented-out detector reports), so a removal is never reported twice."""
+        return frozenset(text.strip().lstrip("#").strip() for text in self._added)
+
+    @cached_property
+    def runs(self) -> Runs:
+        return Runs.of(self._added)
+
+    @cached_property
+    def _tokens(self) -> frozenset[str]:
+        text = "\n".join(self._added)
+        return frozenset(t.split("::", 1)[0].removeprefix("./") for t in _TOKEN_RE.findall(text))
+
+    @cached_property
+    def names(self) -> frozenset[str]:
+        """Paths and file names on added lines (a set, not a scan per removal)."""
+        return frozenset(t.rsplit("/", 1)[-1] for t in self._tokens) | self._tokens
+
+    @cached_property
+    def words(self) -> frozenset[str]:
+        return frozenset(w for text in self._added for w in _WORD_RE.findall(text))
+
+    @cached_property
+    def paths(self) -> list[str]:
+        return sorted(self._tokens)
 
 
 def _gone(target: str, adds: PullRequestAdds) -> bool:
@@ -94,58 +120,83 @@ def _gone(target: str, adds: PullRequestAdds) -> bool:
     return at < len(adds.paths) and adds.paths[at].startswith(path + "/")
 
 
+def may_remove_tests(changed: ChangedFile, suffix: str, fix_pr: bool) -> bool:
+    """Whether any removed line of the file could be a test invocation or entry (one
+    search over the removed text; most files of a large PR remove none). A test module
+    only counts in a PR that fixes tests (where a deleted test is read)."""
+    if suffix in (".sh", ".txt"):
+        return True
+    if suffix == ".py" and _test_module(changed.path) and not fix_pr:
+        return False
+    removed = "\n".join(line.text[:MAX_LINE] for line in changed.removed_lines)
+    return _RUNNER_HINT_RE.search(removed) is not None
+
+
 def removal_hits(view: SilencingView, suffix: str, adds: PullRequestAdds,
                  fix_pr: bool, list_file: Container[str]) -> Iterator[Hit]:
     """Hits for tests this file's hunks remove (see the module docstring)."""
     changed = view.changed
     is_list = suffix == ".txt" and (changed.path in list_file
                                     or _LIST_FILE_RE.search(changed.path) is not None)
+    budget = _MAX_REMOVED
     for hunk in changed.hunks:
-        # A hunk that also adds a test function renamed or rewrote one, not deleted it.
-        renamed = any(_DEF_TEST_RE.match(line.text[:MAX_LINE]) for line in hunk.added)
-        # A command without test paths rewritten in place (`-k` widened) is a change the
-        # line detectors read, not a removal.
-        rewritten = any(command(line.text[:MAX_LINE].strip()) for line in hunk.added)
+        # What the hunk adds in place of what it removes (a test function, a test
+        # command, a list entry of the same shape): a removal next to its replacement is
+        # a rewrite (renamed, re-pointed, re-flagged), which the line detectors read.
+        added: list[str] | None = None
+        rewritten: bool | None = None
         for line in hunk.removed:
             text = line.text[:MAX_LINE]
             code = text.strip()
-            if not code or code.startswith("#") or code in adds.lines:
-                continue  # blank, already a comment, or moved
+            if not code or code.startswith("#") or budget <= 0:
+                continue  # blank, already a comment, or past the budget
+            budget -= 1
+            if added is None:
+                added = [ln.text[:MAX_LINE].strip() for ln in hunk.added]
             hit: Hit | None = None
-            if suffix == ".sh" and command(code) is None:
+            cmd = None
+            if suffix in (".sh", ".yaml") and _RUNNER_HINT_RE.search(code):
+                if rewritten is None:
+                    rewritten = any(_RUNNER_HINT_RE.search(t) and command(t) for t in added)
+                if rewritten:
+                    continue
+                cmd = command(code)
+            if suffix == ".sh" and cmd is None:
                 name = code.split()[0] if code.split() else ""
                 if shell_function_call(view, code) and name not in adds.words and \
                         _defined_in_head(changed, name, shell=True):
                     hit = Hit(0, f"`{code[:80]}`", NOT_RUN, name, verb="removed")
-            elif suffix == ".yaml" and command(code) is None:
+            elif suffix == ".yaml" and cmd is None:
                 entry = _yaml_test_item(hunk, line.old_no, code)
-                if entry and entry not in adds.words and entry not in adds.names:
+                if entry and entry not in adds.words and entry not in adds.names and \
+                        not any(_YAML_ITEM_RE.match(t) and "test" in t.lower() for t in added):
                     hit = Hit(0, f"`{code[:80]}`", NOT_RUN, entry, verb="removed")
-            elif suffix in (".sh", ".yaml"):
-                cmd = command(code)
-                if cmd is None:
-                    continue
+            elif suffix in (".sh", ".yaml") and cmd is not None:
                 gone = [t for t in silenced_targets(cmd, view.runs_of("base"),
                                                     view.runs_of("head"))
                         if not _gone(t, adds) and not adds.runs.runs(cmd, t)]
-                if gone and (targets(cmd) or not (rewritten or adds.runs.runs(cmd, None))):
+                if gone and (targets(cmd) or not adds.runs.runs(cmd, None)):
                     hit = Hit(0, f"`{code[:80]}`", NOT_RUN, gone[0], verb="removed")
             elif suffix == ".py" and (entry := _python_test_entry(changed, hunk, text)):
                 if entry not in adds.names and entry.rsplit("/", 1)[-1] not in adds.names \
-                        and not _gone(entry, adds):
+                        and not _gone(entry, adds) and \
+                        not any(_PY_ENTRY_RE.match(t) for t in added):
                     hit = Hit(0, f"`{code[:80]}`", NOT_RUN, entry, verb="removed",
                               where=" from the test list")
-            elif is_list:
+            elif is_list and not [t for t in added if t and not t.startswith("#")]:
                 hit = Hit(0, f"`{code[:80]}`", NOT_RUN, code[:80], verb="removed",
                           where=f" from `{changed.path.rsplit('/', 1)[-1]}`")
-            elif suffix == ".py" and fix_pr and not renamed and \
-                    (match := _DEF_TEST_RE.match(text)):
+            elif suffix == ".py" and fix_pr and \
+                    (match := _DEF_TEST_RE.match(text)) and \
+                    not any(_DEF_TEST_RE.match(t) for t in added):  # not renamed in place
                 name = match.group(1)
                 if name not in adds.words and not _defined_in_head(changed, name):
                     hit = Hit(0, f"test `{name}`", NOT_RUN, name, verb="deleted",
                               medium=True)
-            at = _head_line(hunk, line.old_no) if hit is not None else None
-            if hit is not None and at is not None:
+            if hit is None or code in adds.lines:
+                continue  # nothing removed, or moved (a line added back elsewhere)
+            at = _head_line(hunk, line.old_no)
+            if at is not None:
                 yield Hit(at, hit.what, hit.why, hit.subject, at, hit.verb, hit.where,
                           hit.medium, True)
 
@@ -171,12 +222,16 @@ def _yaml_test_item(hunk: Hunk, old_no: int | None, code: str) -> str | None:
     return match.group("value")
 
 
+def _test_module(path: str) -> bool:
+    name = path.rsplit("/", 1)[-1]
+    return name.startswith(("test_", "conftest")) or name.endswith("_test.py")
+
+
 def _python_test_entry(changed: ChangedFile, hunk: Hunk, text: str) -> str | None:
     """The test a removed entry of a Python suite list names (`TestFile("test_x.py",
     60),` in run_suite.py, `"tests/unit/test_y.py",`), outside test modules (where
     strings are parametrizations) and skip lists."""
-    name = changed.path.rsplit("/", 1)[-1]
-    if name.startswith(("test_", "conftest")) or name.endswith("_test.py"):
+    if _test_module(changed.path):
         return None
     match = _PY_ENTRY_RE.match(text)
     if match is None:

@@ -63,12 +63,15 @@ class AddedWords:
     def __init__(self, files: Sequence[ChangedFile]) -> None:
         self._files = files
         self._all: Counter[str] | None = None
+        self._new_eval: bool | None = None
 
     def new_eval_file(self) -> bool:
         """Whether the PR adds an eval file (`api_eval.yml`): an eval job that leaves a
-        workflow's matrix has most likely moved there."""
-        return any(f.status == "added" and _EVAL_RE.search(f.path.rsplit("/", 1)[-1])
-                   for f in self._files)
+        workflow's matrix has most likely moved there (answered once per review)."""
+        if self._new_eval is None:
+            self._new_eval = any(f.status == "added" and _EVAL_RE.search(
+                f.path.rsplit("/", 1)[-1]) is not None for f in self._files)
+        return self._new_eval
 
     def all(self) -> Counter[str]:
         if self._all is None:

@@ -60,8 +60,10 @@ def dropped(
     """Gates (and sample counts over a smaller default) this hunk removes."""
     if not hunk.removed or not holds_yaml_keys(changed.path):
         return
-    old_side, new_side = sides(hunk)
     gates = categories.gate_filter()
+    if not gates.present("\n".join(line.text for line in hunk.removed)):
+        return  # no removed line names a gate (most hunks): nothing to extract
+    old_side, new_side = sides(hunk)
     base = [s for s in extract(old_side, gates, yaml_keys=True, python=False) if s.changed]
     if not base:
         return

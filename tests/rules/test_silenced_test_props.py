@@ -9,6 +9,7 @@ from bot.core.config import Config
 from bot.core.engine import classify_snapshot
 from rules.base import RuleContext
 from rules.silenced_test import SilencedTest
+from rules.silenced_test.test_commands import Runs, _within
 from tests.conftest import make_snapshot
 from tests.rules.props_kit import on_diff_line
 
@@ -105,3 +106,26 @@ def test_a_test_command_moved_to_another_ci_file_is_not_removed(
     assert not [m for m in _silenced([script, other]) if " removed" in m]
     # Without the other file the same removal is reported.
     assert [m for m in _silenced([script]) if f"pytest {moved}` removed" in m]
+
+
+SCOPE_PART = st.sampled_from(["tests", "unit", "e2e", "test_a.py", "test_b.py", "TestX", "t"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.lists(SCOPE_PART, min_size=1, max_size=4), st.booleans(),
+                          st.lists(SCOPE_PART, min_size=1, max_size=4)), max_size=6),
+       st.lists(SCOPE_PART, min_size=1, max_size=5), st.booleans())
+def test_indexed_runs_agree_with_scanning_every_command(
+    commands: list[tuple[list[str], bool, list[str]]], target: list[str], node: bool
+) -> None:
+    """`Runs.runs` looks targets up by their ancestors; it answers as a scan would."""
+    def path(parts: list[str], as_node: bool) -> str:
+        return "/".join(parts) if not as_node or len(parts) < 2 else \
+            "/".join(parts[:-1]) + "::" + parts[-1]
+    lines = [f"pytest {path(p, n)} --ignore={path(i, False)}" for p, n, i in commands]
+    runs = Runs.of(lines)
+    wanted = path(target, node)
+    scanned = any(any(_within(wanted, p) for p in paths) and
+                  not any(_within(wanted, i) for i in ignores)
+                  for _, paths, ignores in runs.commands)
+    assert runs.runs("pytest x", wanted) == scanned
