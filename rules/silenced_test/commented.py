@@ -58,6 +58,8 @@ def shell_function_definition(code: str) -> str | None:
 def commented_hit(view: SilencingView, n: int, text: str, suffix: str) -> Hit | None:
     """A test or test line commented out; `suffix` is `.py`, `.txt`, `.yaml` (any YAML),
     `.sh` (CI shell) or ""."""
+    if view.changed.status == "added":
+        return None  # a brand-new file: nothing it comments out ever ran
     match = _COMMENTED_TEST_RE.match(text) if suffix == ".py" else None
     if match:
         name = next(g for g in match.groups() if g)

@@ -20,13 +20,14 @@ from rules.silenced_test.gates import (
     widened,
     zero_reruns,
 )
+from rules.silenced_test.kept_markers import not_a_silencing
 from rules.silenced_test.line_structure import (
     ARG_HINTS,
     IGNORE_ARG_RE,
     YAML_KEY_RE,
     SilencingView,
 )
-from rules.silenced_test.steps import in_env, not_a_test_step, side_step, test_entry
+from rules.silenced_test.steps import in_env, silences_a_test_step, test_entry
 from rules.silenced_test.test_lists import test_list_entry
 
 NOT_RUN = "so the test no longer runs in CI"
@@ -147,6 +148,8 @@ def _marker_hit(view: SilencingView, n: int, text: str, kind: str) -> Iterator[H
     if rerun and zero_reruns(call):
         return  # `flaky(reruns=0)`: retries turned off
     old = view.counterpart(n, text)
+    if not_a_silencing(view, n, stripped, old, kind, call, SILENCE_REASON_RE):
+        return
     forced = unconditional(call) and not unconditional(old)
     widen = kind.rstrip("()") in old and not forced
     if widen and not widened(old, text):
@@ -213,8 +216,8 @@ def yaml_hits(view: SilencingView, n: int, text: str) -> Iterator[Hit]:
         norm = name.lower().replace("-", "_")
         falsy = bool(value) and bool(_FALSE_RE.match(value))
         parent = _parent_name(view, n)
-        if norm == "continue_on_error" and _TRUE_RE.match(value) and not (
-                side_step(view, n) or not_a_test_step(view, n)):
+        if norm == "continue_on_error" and _TRUE_RE.match(value) and \
+                silences_a_test_step(view, n):
             yield Hit(n, "`continue-on-error: true`", "so the job can " + _UNSEEN.format(
                 "workflow"))
         elif norm == "if" and _IF_FALSE_RE.match(value):

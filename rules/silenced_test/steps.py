@@ -77,6 +77,35 @@ def not_a_test_step(view: SilencingView, n: int) -> bool:
         _SCRIPT_RE.search(" ".join(body)) is None
 
 
+def checked_later(view: SilencingView, n: int) -> bool:
+    """Whether line n's step has an `id:` whose outcome a later step tests
+    (`if: steps.<id>.outcome == 'failure'` then `exit 1`): failures are deferred to the
+    end of the job, not hidden."""
+    owner = view.owner(n)
+    if owner is None:
+        return False
+    _, start = owner
+    base = indent_width(view.get(start) or "")
+    step_id = None
+    for m in range(start, start + _SCAN):
+        text = view.get(m)
+        if text is None or (m > start and text.strip() and indent_width(text) <= base):
+            break
+        key = YAML_KEY_RE.match(text.replace("- ", "  ", 1) if m == start else text)
+        if key and key.group("key") == "id":
+            step_id = (key.group("val") or "").strip().strip("\"'")
+    if not step_id:
+        return False
+    pattern = re.compile(rf"steps\.{re.escape(step_id)}\.(?:outcome|conclusion)\b")
+    return any(pattern.search(text) for m, text in view.lines.items() if m > start)
+
+
+def silences_a_test_step(view: SilencingView, n: int) -> bool:
+    """`continue-on-error` on line n hides a test's failure: the step may run tests, is
+    no side step (upload, report, bot), and no later step fails on its outcome."""
+    return not (side_step(view, n) or not_a_test_step(view, n) or checked_later(view, n))
+
+
 def in_env(parent: str | None, name: str) -> bool:
     """An environment variable (not a list of tests to skip, unless its name says so)."""
     if parent is None or parent.lower() not in _ENV_KEYS:
