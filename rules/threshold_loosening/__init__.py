@@ -18,6 +18,7 @@ from rules.analysis.knobs import (
     loosening,
     new_unit_lines,
     normalize,
+    number,
     shared_filter,
 )
 from rules.base import Rule, RuleContext
@@ -134,6 +135,8 @@ class ThresholdLoosening(Rule):
                     allow = new.line not in fresh and _tolerance_on_existing_check(
                         changed, removed, text)
                     kind = loosening(change, categories, allow) or odd_value(change, categories)
+                    if change.old is None and number(new.value) == 0:
+                        kind = None  # `atol=0.0` added: an exact match, the strictest check
                     note = ""
                     if kind is None and change.old is None and new.line not in fresh:
                         default = over_default(changed, hunk, new, categories.kind(new.name)
@@ -194,6 +197,8 @@ class ThresholdLoosening(Rule):
             kind, raw, old, new = item.kind, item.raw, item.old, item.new
             what, why = describe_loosening(item)
             comment = adjacent_comment(changed, item.lines)
+            if comment is not None and _was_there(changed, comment[1]):
+                comment = None  # the repo's boilerplate (`# Increase this timeout as needed`)
             said = description.explains([item.name, raw, new] if new else [item.name, raw])
             if comment is not None:
                 reason = f" Reason given next to it: “{cut(comment[1])}”."
@@ -213,6 +218,18 @@ class ThresholdLoosening(Rule):
                 details=((raw, f"{old or '(none)'} → {new or '(removed)'}"),),
                 confidence=Confidence.MEDIUM if item.medium else Confidence.HIGH,
             )
+
+
+def _was_there(changed: ChangedFile, comment: str) -> bool:
+    """The comment was in the base already (on a removed or unchanged line): written
+    before this change, it cannot be the reason for it."""
+    text = " ".join(comment.split())
+    if len(text) < 8:
+        return False
+    base = changed.base_text
+    if base is None:
+        base = "\n".join(line.text for hunk in changed.hunks for line in hunk.removed)
+    return text in " ".join(base.split())
 
 
 def _retry_limit(hunk: Hunk, number_: int) -> bool:
