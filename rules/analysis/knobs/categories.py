@@ -26,6 +26,7 @@ GATES: tuple[str, ...] = (
     "minimum-*score*", "min-*throughput*", "minimum-*throughput*", "*-floor",
     "max-*error*", "max-*-err", "max-*diff*", "max-*delta*", "max-*-drop",
     "max-*regression*", "max-*latency*", "max-*ttft*", "max-*tpot*",
+    "*pass-rate*", "*success-rate*",
 )
 TOLERANCES: tuple[str, ...] = (
     "rtol", "atol", "*-rtol", "*-atol", "rel-tol", "abs-tol", "*tolerance*",
@@ -39,6 +40,7 @@ SAMPLE_COUNTS: tuple[str, ...] = (
     "limit", "*-num-samples", "num-eval-samples",
     # Repeats averaged into one score: fewer is a noisier gate, like fewer samples.
     "repeats", "num-repeats", "n-repeats", "*-repeats", "num-runs", "num-trials",
+    "sample-size", "max-examples", "num-problems",
 )
 # A gate whose name says it bounds something from above (latency, error) loosens upwards.
 UPPER_WORDS: tuple[str, ...] = (
