@@ -4,26 +4,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+_PASSES = "results that failed before now pass, so a real regression can merge unnoticed"
+_GONE = "so a regression {} merges unnoticed"
 _WHAT = {
-    "gate": ("Gate", "lowered", "results that failed before now pass, so a real regression "
-             "can merge unnoticed"),
-    "ceiling": ("Ceiling", "raised", "results that failed before now pass, so a real "
-                "regression can merge unnoticed"),
+    "gate": ("Gate", "lowered", _PASSES),
+    "ceiling": ("Ceiling", "raised", _PASSES),
     "tolerance": ("Tolerance", "raised", "numerical drift of that size now passes the check"),
     "timeout": ("Timeout", "raised", "a hang or slowdown now takes longer to fail and holds "
                 "the runner meanwhile; make sure the slowdown itself is understood"),
-    "entries": ("Eval entries", "removed", "their gates no longer run at all, so a "
-                "regression on them merges unnoticed"),
+    "entries": ("Eval entries", "removed",
+                "their gates no longer run at all, " + _GONE.format("on them")),
     "samples": ("Sample count", "cut", "the score comes from fewer samples, so it is noisier "
                 "and the gate catches less (and flakes more)"),
-    "malformed": ("Value", "changed", "the new value is not a number, so the check reads "
-                  "it as text, ignores it or fails to load, and results that failed before "
+    "malformed": ("Value", "changed", "the new value is not a number, so the check reads it "
+                  "as text, ignores it or fails to load, and results that failed before "
                   "may pass"),
-    "dropped": ("Gate", "removed", "the check it made is gone, so a regression it caught "
-                "now merges unnoticed"),
+    "dropped": ("Gate", "removed", "the check it made is gone, " + _GONE.format("it caught now")),
     "one-sided": ("One-sided check", "replaces", "drift in the other direction now passes"),
-    "rounding": ("Tolerance added by rounding", "in", "values that differed before now "
-                 "compare equal after rounding"),
+    "rounding": ("Tolerance added by rounding", "in",
+                 "values that differed before now compare equal after rounding"),
 }
 NOUNS = {"gate": "Gate", "ceiling": "Ceiling", "samples": "Sample count",
           "tolerance": "Tolerance"}
