@@ -31,7 +31,8 @@ def make_snapshot(
     body: str = "",
     patch_only: bool = False,
 ) -> PullRequestSnapshot:
-    """Files as {path, base?, head?, patch?, status?}; `patch_only` drops full texts.
+    """Files as {path, base?, head?, patch?, status?, previous_path?}; `patch_only` drops
+    full texts.
 
     Dropping the texts (after the patch is derived from them) checks that a rule
     works from the patch alone, as it must when GitHub omits contents.
@@ -50,6 +51,8 @@ def make_snapshot(
         if patch is None and (base is not None or head is not None):
             patch = synthesize_patch(base, head)
         entry: dict[str, Any] = {"filename": spec["path"], "status": status, "patch": patch}
+        if spec.get("previous_path"):
+            entry["previous_filename"] = spec["previous_path"]
         if not patch_only:
             entry["contents"] = {"base": base, "head": head}
         entries.append(entry)

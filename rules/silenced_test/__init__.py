@@ -17,6 +17,12 @@ from rules.silenced_test.commented import commented_hit
 from rules.silenced_test.gates import says_failing, tracked
 from rules.silenced_test.go_tests import go_hits
 from rules.silenced_test.line_structure import ANY_HINT, SilencingView
+from rules.silenced_test.removals import (
+    PullRequestAdds,
+    fixes_tests,
+    may_remove_tests,
+    removal_hits,
+)
 from rules.silenced_test.silencing_detectors import (
     SILENCE_REASON_RE,
     Hit,
@@ -63,7 +69,8 @@ def _hits(view: SilencingView) -> Iterator[Hit]:
                 continue
             commented = commented_hit(view, n, text, suffix)
             if commented is not None and commented.alone and block is None:
-                yield from _owned(view, commented, yaml)  # one command, one test
+                # One command, one test; a tracking link atop the commented run covers it.
+                yield from _owned(view, dataclasses.replace(commented, first=start), yaml)
             elif block is None:
                 block = commented  # one finding per commented-out block, on its first hit
             continue
@@ -84,6 +91,15 @@ def _hits(view: SilencingView) -> Iterator[Hit]:
             yield from _owned(view, hit, yaml)
     if block is not None:
         yield from _owned(view, _closed(block, start, last), yaml)
+
+
+def _comment_top(view: SilencingView, first: int) -> int:
+    """The first line of the run of comment lines that ends at `first` (a tracking note
+    atop a commented-out block, above a context comment, still covers it)."""
+    top = first
+    while top > 1 and first - top < 8 and (view.get(top - 1) or "").lstrip().startswith("#"):
+        top -= 1
+    return top
 
 
 def _blank(text: str | None) -> bool:
@@ -139,6 +155,16 @@ class SilencedTest(Rule):
               - exit_status: -1
                 limit: 1
 
+    Silencing by deletion or comment too: a test command removed from a CI script or
+    workflow (or a call of one of its test functions, a `- script:` matrix entry, a
+    `TestFile(...)` suite entry, a line of a CI list file) that nothing else in the PR
+    runs; a commented-out call in a CI test script; `disabled=True` / `skip=True` on a
+    Python test-list entry; a `def test_…` deleted in a PR that says it fixes tests
+    (medium confidence). A test moved, renamed or deleted with its file is not silenced.
+    `continue-on-error` on a step that runs no test (a build, an upload, a review bot),
+    environment flags that merely contain SKIP, and model-layer exclusion lists
+    (`exclude_modules`) are not flagged.
+
     Re-enabling a test is never flagged. A skip on a brand-new test, or a new step that
     starts out soft-failing, is flagged only when its reason says it fails (a capability
     gate such as "requires CUDA" is fine).
@@ -166,18 +192,29 @@ class SilencedTest(Rule):
         # Go tests live beside the code they test, outside the test directories.
         go_tests = [f for f in ctx.snapshot.files if f.path.endswith("_test.go") and
                     f.surface not in surfaces and f.status != "removed" and not f.binary]
+        adds: PullRequestAdds | None = None
+        fix_pr = fixes_tests(ctx.snapshot.title)
         for changed in [*ctx.files(*surfaces), *go_tests]:
             known = _known_text(changed)
             lowered = known.lower()
-            if "#" not in changed.added_text and not any(hint in lowered for hint in ANY_HINT):
+            hinted = "#" in changed.added_text or any(hint in lowered for hint in ANY_HINT)
+            removes = bool(changed.removed_lines) and may_remove_tests(
+                changed, _suffix(changed), fix_pr)
+            if not hinted and not removes:
                 continue
-            if moved is None:  # built on need: most PRs have no file with a hint
+            if moved is None and hinted:  # built on need: most PRs have no file with a hint
                 moved = Counter(ln.text.strip() for f in ctx.snapshot.files
                                 for ln in f.removed_lines)
-            view = SilencingView(changed, known, lowered, moved, failing)
-            for hit in _hits(view):
+            view = SilencingView(changed, known, lowered, moved or Counter(), failing)
+            hits: list[Hit] = list(_hits(view)) if hinted else []
+            if removes:
+                adds = adds or PullRequestAdds(ctx.snapshot.files)
+                list_file = () if changed.surface != "eval-config" else (changed.path,)
+                hits += removal_hits(view, _suffix(changed), adds, fix_pr, list_file)
+            for hit in hits:
+                top = _comment_top(view, min(hit.first or hit.line, hit.line))
                 if any(tracked(view.get(m) or "") for m in range(
-                        min(hit.first or hit.line, hit.line) - 1, max(hit.end, hit.line) + 1)) \
+                        top - 1, max(hit.end, hit.line) + 1)) \
                         or links.covers(hit.subject):
                     continue
                 yield self.finding(

@@ -19,14 +19,47 @@ _TEST_CODE_RE = re.compile(
     r"TestFile\()"
 )
 _YAML_TEST_LINE_RE = re.compile(
-    r"pytest|unittest|test_\w|run_suite|run[-_]tests?|^-?\s*label:|^-\s*name:", re.I
+    r"pytest|unittest|test_\w|run_suite|run[-_]tests?|^-?\s*label:|^-\s*name:"
+    r"|^-\s*(?:script|test\w*|suite|test[-_]suite)\s*:|\.sh\b", re.I
 )
+# A call that runs something (a Python script, a sub-script, a launcher), not a setup
+# line (`export`, `cd`, `pip install`, `echo`).
+_SHELL_CALL_RE = re.compile(
+    r"^(?:(?:python\d?(?:\.\d+)?|bash|sh|torchrun|accelerate\s+launch|deepspeed|mpirun|"
+    r"lm[_-]eval)\s+(?!-m\s+pip\b)\S|\./\S|\S+\.(?:sh|py)(?:\s|$))")
+_ENV_PREFIX_RE = re.compile(r"^(?:[A-Za-z_]\w*=(?:\"[^\"]*\"|'[^']*'|\S*)\s+)+")
+_FUNC_DEF_RE = re.compile(r"^(?:function\s+)?([A-Za-z_][\w-]*)\s*(?:\(\s*\))?\s*\{\s*$")
+_SHELL_WORDS = frozenset({"test", "pytest", "set", "exit", "return", "true", "false"})
+_FUNC_CALL_RE = re.compile(r"^([A-Za-z_][\w-]*)(?:\s+[^=|&;<>]*)?$")
 _LIST_FILE_RE = re.compile(r"(?:models|tests|suites?|configs?)[\w.-]*\.txt$", re.I)
+
+
+def shell_function_call(view: SilencingView, code: str) -> bool:
+    """`run_gsm8k_test` (with or without arguments) where the script defines that
+    function: a call of one of its tests."""
+    match = _FUNC_CALL_RE.match(code)
+    if match is None:
+        return False
+    name = re.escape(match.group(1))
+    text = view.changed.base_text
+    if text is None:  # patch only: the definition may be out of sight; trust a test name
+        text = "\n".join(view.lines.values())
+        if "test" in match.group(1).lower() and match.group(1) not in _SHELL_WORDS:
+            return True
+    return re.search(rf"^\s*(?:function\s+)?{name}\s*(?:\(\s*\)|\{{)", text, re.M) is not None
+
+
+def shell_function_definition(code: str) -> str | None:
+    """The name of a shell function a line defines (`run_x_test() {`)."""
+    match = _FUNC_DEF_RE.match(code)
+    return match.group(1) if match else None
 
 
 def commented_hit(view: SilencingView, n: int, text: str, suffix: str) -> Hit | None:
     """A test or test line commented out; `suffix` is `.py`, `.txt`, `.yaml` (any YAML),
     `.sh` (CI shell) or ""."""
+    if view.changed.status == "added":
+        return None  # a brand-new file: nothing it comments out ever ran
     match = _COMMENTED_TEST_RE.match(text) if suffix == ".py" else None
     if match:
         name = next(g for g in match.groups() if g)
@@ -40,6 +73,14 @@ def commented_hit(view: SilencingView, n: int, text: str, suffix: str) -> Hit | 
         return Hit(n, f"`{code[:80]}`", NOT_RUN, silenced[0], verb="commented out", alone=True)
     if not code or not view.was_removed(n, code):
         return None  # only a removed line that comes back as a comment was disabled
+    if suffix == ".sh" and (function := shell_function_definition(code)):
+        # A test function commented out whole: one finding for the block.
+        return Hit(n, f"function `{function}`", NOT_RUN, function, verb="commented out")
+    call = _ENV_PREFIX_RE.sub("", code, count=1)
+    if suffix == ".sh" and (_SHELL_CALL_RE.match(call) or shell_function_call(view, call)):
+        # In a CI test script every call is a check: an example run, a sub-script, one
+        # of the script's test functions.
+        return Hit(n, f"`{code[:80]}`", NOT_RUN, code[:80], verb="commented out", alone=True)
     if suffix == ".py":
         if not _TEST_CODE_RE.match(code):
             if not ENTRY_RE.match(code):

@@ -23,7 +23,7 @@ _CAPABILITY_RE = re.compile(
     r"mi\d{3}\w*|is_available|available|installed|platform|darwin|windows|win32|macos|"
     r"linux|aarch64|arm64|x86(?:_64)?|requires?|requirements?|need(?:s|ed)?|not supported|"
     r"unsupported|only (?:on|for|with|runs|supported|available)|find_spec|importorskip)\b"
-    r"|\b(?:skip|require)s?_(?:if_)?(?:no_?|not_?)?(?:rocm|hip|cuda|gpu|npu|tpu|xpu|hpu|mps|"
+    r"|\b(?:skip|require)s?_(?:if_)?(?:no_?|not_?|non_?)?(?:rocm|hip|cuda|gpu|npu|tpu|xpu|hpu|mps|"
     r"cpu|sm\d+|torch|triton|transformers|windows|mac|linux|arch|platform|\w*device\w*|"
     r"multi_?gpu|\d+_?gpus?|\w+_available)\b"
     r"|\bhas_\w+|\bis_\w+_available\b|\bis_(?:rocm|hip|cuda|npu|xpu|hpu|tpu|cpu)\w*",

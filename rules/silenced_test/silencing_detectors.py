@@ -20,13 +20,15 @@ from rules.silenced_test.gates import (
     widened,
     zero_reruns,
 )
+from rules.silenced_test.kept_markers import not_a_silencing
 from rules.silenced_test.line_structure import (
     ARG_HINTS,
     IGNORE_ARG_RE,
     YAML_KEY_RE,
     SilencingView,
 )
-from rules.silenced_test.steps import in_env, side_step, test_entry
+from rules.silenced_test.steps import in_env, silences_a_test_step, test_entry
+from rules.silenced_test.test_lists import test_list_entry
 
 NOT_RUN = "so the test no longer runs in CI"
 _RERUN = "so failures are retried until they pass and the flakiness stays hidden"
@@ -37,7 +39,7 @@ _MARKER_RE = re.compile(
     r"|^\s*@(?:[\w.]+\.)?(?:skip\w*|xfail\w*|expected_?[Ff]ailure\w*|flaky\w*|retry\w*|"
     r"requires?_\w+)\b"
     r"|\bpytest\.(?:skip|xfail)\s*\(|\bskipTest\s*\(|\braise\s+(?:unittest\.)?SkipTest\b"
-    r"|(?<![\w.])retry\s*\(|\bdisabled\s*=\s*(?!None\b|False\b)\S"
+    r"|(?<![\w.])retry\s*\(|\bdisabled\s*=\s*(?!None\b|False\b)\S|(?<![\w.])skip\s*=\s*True\b"
 )
 _DEF_RE = re.compile(r"^\s*(?:async\s+)?def\s+(\w+)|^\s*class\s+(\w+)")
 # Calls that define a test or CI suite entry: `disabled=…` on them turns the test off.
@@ -84,10 +86,27 @@ class Hit:
     first: int = 0  # first line of a commented-out block
 
 
+# What an exclusion list holds when it is not tests: model layers (`exclude_modules`,
+# `ignore_layers` of a quantization config), weights, download patterns.
+_OBJECT_TOKENS = frozenset({"module", "modules", "layer", "layers", "param", "params",
+                            "parameters", "weight", "weights", "tensor", "tensors", "keys",
+                            "ops", "patterns", "tokens", "dims", "columns", "fields"})
+_TESTISH_TOKENS = frozenset({"test", "tests", "case", "cases", "suite", "suites", "model",
+                             "models"})
+
+
 def skip_name(name: str) -> bool:
-    """`SKIPPED_MODELS`, `disabled_tests`, `collect_ignore`, `skipTests`, `exclude`..."""
-    base = _CAMEL_RE.sub("_", name.rsplit(".", 1)[-1]).lower().replace("-", "_")
+    """`SKIPPED_MODELS`, `disabled_tests`, `collect_ignore`, `skipTests`, `exclude`...
+    but not `exclude_modules` / `ignore_layers` (model parts, not tests) nor an
+    environment-style flag such as `VLLM_SKIP_P2P_CHECK` that merely contains SKIP."""
+    last = name.rsplit(".", 1)[-1]
+    base = _CAMEL_RE.sub("_", last).lower().replace("-", "_")
     tokens = set(base.split("_"))
+    if tokens & _OBJECT_TOKENS and not tokens & _TESTISH_TOKENS:
+        return False
+    if last.isupper() and len(tokens) > 1 and not tokens & _TESTISH_TOKENS and \
+            not base.startswith(("skip_", "skipped_", "disabled_", "exclude")):
+        return False  # `VLLM_SKIP_P2P_CHECK`: a feature flag, not a list of tests
     return bool(tokens & _SKIP_TOKENS) or base.startswith(("collect_ignore", "known_fail")) or (
         bool(tokens & {"test", "tests"}) and bool(tokens & {"ignore", "ignored", "disable"}))
 
@@ -129,6 +148,8 @@ def _marker_hit(view: SilencingView, n: int, text: str, kind: str) -> Iterator[H
     if rerun and zero_reruns(call):
         return  # `flaky(reruns=0)`: retries turned off
     old = view.counterpart(n, text)
+    if not_a_silencing(view, n, stripped, old, kind, call, SILENCE_REASON_RE):
+        return
     forced = unconditional(call) and not unconditional(old)
     widen = kind.rstrip("()") in old and not forced
     if widen and not widened(old, text):
@@ -137,15 +158,20 @@ def _marker_hit(view: SilencingView, n: int, text: str, kind: str) -> Iterator[H
         return  # names what the test needs: runs wherever it can
     target: tuple[str, int] | None = None  # (name, line) of what the marker silences
     where = ""
-    if kind == "disabled":
+    if kind in ("disabled", "skip"):
         register = next((c for t in [text, *(t for _, t in islice(view.back(n), 6))]
                          if (c := _REGISTER_RE.search(t))), None)
-        if register is None:
+        entry = None if register is not None else test_list_entry(view, n)
+        if register is None and entry is None:
             return
-        kind = f"{register.group(0)}(disabled=…)"
-        named = _strings(text)
-        target = ((named[0] if named and not register.group(0).startswith("register_") else
+        if entry is not None:
+            kind, named = (f"{entry[0]}({kind}=…)" if entry[0] else f"{kind}=True"), [entry[1]]
+        else:
+            assert register is not None
+            kind, named = f"{register.group(0)}({kind}=…)", _strings(text)
+        target = ((named[0] if named and not kind.startswith("register_") else
                    view.changed.path.rsplit("/", 1)[-1].removesuffix(".py")), 0)
+        where = f" on `{target[0]}`" if entry is not None else ""
     elif "pytest.param(" in text or "marks=" in text:
         target, where = (stripped[:60], 0 if view.counterpart(n, text) else n), \
             f" on `{stripped[:60]}`"
@@ -178,7 +204,8 @@ def _marker_hit(view: SilencingView, n: int, text: str, kind: str) -> Iterator[H
     verb = "made unconditional" if forced and kind.rstrip("()") in old else "added"
     if widen:
         verb, why = "widened", "so the test is skipped on a whole range of versions, not one"
-    yield Hit(n, f"`{kind}`", why, name, end, where=where, verb=verb, medium=widen)
+    unsure = kind.endswith("=True")  # an entry whose call is outside the patch
+    yield Hit(n, f"`{kind}`", why, name, end, where=where, verb=verb, medium=widen or unsure)
 
 
 def yaml_hits(view: SilencingView, n: int, text: str) -> Iterator[Hit]:
@@ -189,7 +216,8 @@ def yaml_hits(view: SilencingView, n: int, text: str) -> Iterator[Hit]:
         norm = name.lower().replace("-", "_")
         falsy = bool(value) and bool(_FALSE_RE.match(value))
         parent = _parent_name(view, n)
-        if norm == "continue_on_error" and _TRUE_RE.match(value) and not side_step(view, n):
+        if norm == "continue_on_error" and _TRUE_RE.match(value) and \
+                silences_a_test_step(view, n):
             yield Hit(n, "`continue-on-error: true`", "so the job can " + _UNSEEN.format(
                 "workflow"))
         elif norm == "if" and _IF_FALSE_RE.match(value):

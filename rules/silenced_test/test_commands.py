@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import cached_property
 
 from bot.core.snapshot import ChangedFile
 from rules.analysis.lines import sides
@@ -53,6 +54,17 @@ def targets(cmd: str) -> list[str]:
     return out
 
 
+def _scopes(target: str) -> list[str]:
+    """Every path that `_within(target, path)` holds for: the target, the part before
+    `::`, and each parent directory (`a/b/c.py` → `a/b/c.py`, `a/b`, `a`)."""
+    pieces = target.split("::")
+    found = ["::".join(pieces[:k]).rstrip("/") for k in range(len(pieces), 0, -1)]
+    head = pieces[0]
+    parts = head.rstrip("/").split("/")
+    found += ["/".join(parts[:k]) for k in range(len(parts) - 1, 0, -1)]
+    return found
+
+
 def _within(target: str, scope: str) -> bool:
     scope = scope.rstrip("/")
     return target == scope or target.startswith((scope + "/", scope + "::"))
@@ -77,15 +89,25 @@ class Runs:
                     break
         return Runs(tuple(found))
 
+    @cached_property
+    def _index(self) -> tuple[frozenset[str], dict[str, list[tuple[str, ...]]]]:
+        """Command texts, and per named path the ignore lists of the commands naming it
+        (so `runs` looks up a target's ancestors instead of scanning every command)."""
+        by_path: dict[str, list[tuple[str, ...]]] = {}
+        for _, paths, ignores in self.commands:
+            for path in paths:
+                by_path.setdefault(path.rstrip("/"), []).append(ignores)
+        return frozenset(text for text, _, _ in self.commands), by_path
+
     def runs(self, cmd: str, target: str | None) -> bool:
         """Whether these commands run `target` (or, without a path, this very command)."""
-        for text, paths, ignores in self.commands:
-            if target is None:
-                if text == cmd:
+        texts, by_path = self._index
+        if target is None:
+            return cmd in texts
+        for scope in _scopes(target):
+            for ignores in by_path.get(scope, ()):
+                if not any(_within(target, i) for i in ignores):
                     return True
-            elif any(_within(target, p) for p in paths) and not any(
-                    _within(target, i) for i in ignores):
-                return True
         return False
 
 

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from bot.core.findings import Finding, Severity
+from bot.core.findings import Confidence, Finding, Severity
 from bot.core.snapshot import ChangedFile, Hunk
 from rules.analysis.knobs import (
     CATEGORY_OPTIONS,
@@ -18,40 +17,24 @@ from rules.analysis.knobs import (
     hunk_changes,
     loosening,
     new_unit_lines,
+    normalize,
+    number,
     shared_filter,
 )
 from rules.base import Rule, RuleContext
+from rules.threshold_loosening.comparisons import rewritten_checks
+from rules.threshold_loosening.defaults import CodeKnowledge
 from rules.threshold_loosening.entries import AddedWords, describe, removed_entries
-from rules.threshold_loosening.gates import gate_loosenings
+from rules.threshold_loosening.env_defaults import env_default_loosenings
+from rules.threshold_loosening.gates import dropped_asserts, gate_loosenings
+from rules.threshold_loosening.items import same_item
+from rules.threshold_loosening.messages import NOUNS, Loose, cut, describe_loosening, repeat_key
+from rules.threshold_loosening.odd_values import odd_value
+from rules.threshold_loosening.removed import dropped, key_of, over_default
 
 _CALL_HEAD_RE = re.compile(r"([A-Za-z_][\w.]*)\s*\(")
 _MAX_ENTRY_FILES = 200  # files read for removed eval entries per review
 _RETRY_RE = re.compile(r"\b(?:retry|automatic|manual|exit_status)\b")
-
-_WHAT = {
-    "gate": ("Gate", "lowered", "results that failed before now pass, so a real regression "
-             "can merge unnoticed"),
-    "ceiling": ("Ceiling", "raised", "results that failed before now pass, so a real "
-                "regression can merge unnoticed"),
-    "tolerance": ("Tolerance", "raised", "numerical drift of that size now passes the check"),
-    "timeout": ("Timeout", "raised", "a hang or slowdown now takes longer to fail and holds "
-                "the runner meanwhile; make sure the slowdown itself is understood"),
-    "entries": ("Eval entries", "removed", "their gates no longer run at all, so a "
-                "regression on them merges unnoticed"),
-    "samples": ("Sample count", "cut", "the score comes from fewer samples, so it is noisier "
-                "and the gate catches less (and flakes more)"),
-}
-
-
-@dataclass(frozen=True)
-class _Loose:
-    kind: str
-    raw: str
-    old: str  # "" when the knob is new
-    new: str
-    line: int  # an added line
-    lines: tuple[int, ...]
-    name: str
 
 def _tolerance_on_existing_check(changed: ChangedFile, removed: list[str], line_text: str) -> bool:
     """A tolerance added to a check that was already there (not to a brand-new one)."""
@@ -90,8 +73,18 @@ class ThresholdLoosening(Rule):
     num_questions: 200         # was 1319
     ```
 
+    Also: gates named by what they bound (`baseline_*`, `minimum_accuracy`, ceilings
+    such as `max_abs_error` where raising loosens), settings inside JSON strings and env
+    vars, fewer `repeats`, a gate deleted (a config key or an `assert acc >= 0.6`), a gate
+    added to an existing entry below the code's default, a two-sided
+    `abs(x - ref) < tol` made one-sided, a `round()` added before a comparison, a value
+    no longer a number (medium confidence), eval entries removed.
+
     Tightening (a higher gate, a lower tolerance, a new or shorter timeout) is never
-    flagged, nor are values that can't be compared (expressions, variables).
+    flagged, nor are values that can't be compared (expressions, variables), values of
+    different list entries (`- model: a` and `- model: b`), gates of brand-new entries,
+    a dropped override whose code default is as strict, or keys the code documents as
+    warnings-only.
 
     Prefer
     ------
@@ -114,16 +107,18 @@ class ThresholdLoosening(Rule):
         union = shared_filter(ctx.config)
         description = Description(ctx.snapshot.text)
         words = AddedWords(ctx.snapshot.files)
+        code = CodeKnowledge(ctx.snapshot)
+        added: set[str] | None = None  # stripped added lines of the PR (moved settings)
         entry_budget = _MAX_ENTRY_FILES
         for changed in ctx.files():
             if changed.status in ("added", "copied"):
                 continue
-            found: list[_Loose] = []
+            found: list[Loose] = []
             # Bounded: each file's check searches the PR's added text.
             if changed.removed_lines and entry_budget > 0:
                 entry_budget -= 1
                 for gone in removed_entries(changed, words):
-                    found.append(_Loose("entries", gone.where, describe(gone), "",
+                    found.append(Loose("entries", gone.where, describe(gone), "",
                                         gone.line, (gone.line,), gone.where))
             for hunk in changed.hunks:
                 fresh = new_unit_lines(hunk)
@@ -139,21 +134,54 @@ class ThresholdLoosening(Rule):
                         continue  # Buildkite `retry: automatic: limit:` is not a sample count
                     allow = new.line not in fresh and _tolerance_on_existing_check(
                         changed, removed, text)
-                    kind = loosening(change, categories, allow)
-                    if kind is None:
-                        continue
+                    kind = loosening(change, categories, allow) or odd_value(change, categories)
+                    if change.old is None and number(new.value) == 0:
+                        kind = None  # `atol=0.0` added: an exact match, the strictest check
+                    note = ""
+                    if kind is None and change.old is None and new.line not in fresh:
+                        default = over_default(changed, hunk, new, categories.kind(new.name)
+                                               or "", code)
+                        if default is not None:
+                            kind = categories.kind(new.name)
+                            note = f" where the code's default {default} applied before"
+                    if kind is None or (change.old is not None
+                                        and not same_item(hunk, change.old, new)):
+                        continue  # values of two list items are not old → new
+                    if kind in ("gate", "ceiling") and code.warnings_only(
+                            changed.path, "metrics" if new.name == "metric-value"
+                            else key_of(new)):
+                        continue  # the repo's code says these values only warn
                     old = change.old.shown if change.old is not None else ""
-                    found.append(_Loose(kind, new.raw, old, new.shown, new.line, new.lines,
-                                        new.name))
+                    found.append(Loose(kind, new.raw, old, new.shown, new.line, new.lines,
+                                        new.name, note, kind == "malformed"))
+                if added is None and hunk.removed:
+                    added = {ln.text.strip() for f in ctx.snapshot.files for ln in f.added_lines}
+                for drop in dropped(changed, hunk, categories, wanted, code, added or set()):
+                    note = (f"; the code's default {drop.default} applies instead"
+                            if drop.default is not None else "")
+                    found.append(Loose("dropped", drop.setting.raw, drop.setting.shown, "",
+                                        drop.line, (drop.line,), drop.setting.name, note,
+                                        drop.default is None, NOUNS[drop.kind]))
+                for gate, at in dropped_asserts(hunk):
+                    text = next((ln.text.strip() for ln in hunk.removed
+                                 if ln.old_no == gate.line), gate.subject)
+                    found.append(Loose("dropped", text, gate.text, "", at, (at,),
+                                        gate.subject))
+                for env in env_default_loosenings(hunk, categories):
+                    found.append(Loose(env.kind, env.name, env.old, env.new, env.line,
+                                        (env.line,), normalize(env.name)))
+                for check in rewritten_checks(hunk):
+                    found.append(Loose(check.kind, check.new, check.old, check.new,
+                                        check.line, (check.line,), check.kind))
                 for old_gate, gate in gate_loosenings(hunk):
-                    found.append(_Loose("gate" if gate.lower else "ceiling",
+                    found.append(Loose("gate" if gate.lower else "ceiling",
                                         f"assert on {gate.subject}", old_gate.text, gate.text,
                                         gate.line, (gate.line,), gate.subject))
             if found:
                 yield from self._report(description, changed, found)
 
     def _report(
-        self, description: Description, changed: ChangedFile, found: list[_Loose]
+        self, description: Description, changed: ChangedFile, found: list[Loose]
     ) -> Iterator[Finding]:
         # The same loosening repeated in one code file (one call site per test helper) is
         # one edit: reported once, at its first line, naming the others. In a config each
@@ -161,28 +189,21 @@ class ThresholdLoosening(Rule):
         code = not holds_yaml_keys(changed.path)
         repeats: dict[tuple[str, ...], list[int]] = {}
         for item in found:
-            repeats.setdefault((item.kind, item.raw, item.old, item.new)
-                               if code else (str(item.line),), []).append(item.line)
+            repeats.setdefault(repeat_key(item, code), []).append(item.line)
         for item in found:
-            lines = repeats[(item.kind, item.raw, item.old, item.new)
-                            if code else (str(item.line),)]
+            lines = repeats[repeat_key(item, code)]
             if item.line != lines[0]:
                 continue
             kind, raw, old, new = item.kind, item.raw, item.old, item.new
-            noun, verb, why = _WHAT[kind]
-            if kind == "entries":
-                what = f"{noun} {verb} from `{_cut(raw, 80)}`: {old}"
-            elif old:
-                what = f"{noun} `{raw}` {verb} {old} → {new}"
-            else:
-                what = f"{noun} `{raw}={new}` added to an existing check"
-                why = "it no longer requires a (near-)exact match"
+            what, why = describe_loosening(item)
             comment = adjacent_comment(changed, item.lines)
-            said = description.explains([item.name, raw, new] if new else [raw])
+            if comment is not None and _was_there(changed, comment[1]):
+                comment = None  # the repo's boilerplate (`# Increase this timeout as needed`)
+            said = description.explains([item.name, raw, new] if new else [item.name, raw])
             if comment is not None:
-                reason = f" Reason given next to it: “{_cut(comment[1])}”."
+                reason = f" Reason given next to it: “{cut(comment[1])}”."
             elif said is not None:
-                reason = f" Reason given in the description: “{_cut(said)}”."
+                reason = f" Reason given in the description: “{cut(said)}”."
             else:
                 reason = " No reason is given next to it or in the PR description."
             also = ""
@@ -195,7 +216,20 @@ class ThresholdLoosening(Rule):
                 line=item.line,
                 key=f"{kind}|{raw}|{old}|{new}",
                 details=((raw, f"{old or '(none)'} → {new or '(removed)'}"),),
+                confidence=Confidence.MEDIUM if item.medium else Confidence.HIGH,
             )
+
+
+def _was_there(changed: ChangedFile, comment: str) -> bool:
+    """The comment was in the base already (on a removed or unchanged line): written
+    before this change, it cannot be the reason for it."""
+    text = " ".join(comment.split())
+    if len(text) < 8:
+        return False
+    base = changed.base_text
+    if base is None:
+        base = "\n".join(line.text for hunk in changed.hunks for line in hunk.removed)
+    return text in " ".join(base.split())
 
 
 def _retry_limit(hunk: Hunk, number_: int) -> bool:
@@ -206,8 +240,3 @@ def _retry_limit(hunk: Hunk, number_: int) -> bool:
 
 def _line_text(hunk: Hunk, number_: int) -> str:
     return next((line.text for line in hunk.lines if line.new_no == number_), "")
-
-
-def _cut(text: str, limit: int = 160) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."

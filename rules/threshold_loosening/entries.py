@@ -5,7 +5,8 @@ suite, removes its gate entirely: the loosest loosening. Two shapes are read, bo
 in an eval context (the file's path or the list's name says accuracy/eval/gsm8k/…):
 
 - an inline list that shrinks (`default: '[a, b, c]'` → `'[a, c]'`), paired by the text
-  before the list on one removed and one added line;
+  before the list on one removed and one added line, unless the PR adds an eval file
+  (the job moved to a new workflow);
 - whole entries removed (a `TestFile(... "TestModelAccuracy.test_x" ...)` block), whose
   quoted names appear on no added line of the PR (a moved entry is not removed).
 
@@ -33,6 +34,9 @@ _MAX_NAMED = 4
 # Entry names are identifiers, paths or model ids; prose in a removed log call is not one.
 _NAME_RE = re.compile(r"[\w.:/@+-]{3,200}")
 _OPENERS = ("[", "(", "{", ":", ",")
+_YAML_NAME_RE = re.compile(
+    r"^\s*-\s+(?:model|model_name|model_id|name|task|task_name|test|benchmark)\s*:\s*"
+    r"([\w.:/@+-]{3,200})\s*(?:#.*)?$")
 # Words as entries are written: model ids, test ids, paths (`org/m-7b`, `T.test_x`).
 _WORD_RE = re.compile(r"[\w.*:/@+-]+")
 
@@ -59,6 +63,15 @@ class AddedWords:
     def __init__(self, files: Sequence[ChangedFile]) -> None:
         self._files = files
         self._all: Counter[str] | None = None
+        self._new_eval: bool | None = None
+
+    def new_eval_file(self) -> bool:
+        """Whether the PR adds an eval file (`api_eval.yml`): an eval job that leaves a
+        workflow's matrix has most likely moved there (answered once per review)."""
+        if self._new_eval is None:
+            self._new_eval = any(f.status == "added" and _EVAL_RE.search(
+                f.path.rsplit("/", 1)[-1]) is not None for f in self._files)
+        return self._new_eval
 
     def all(self) -> Counter[str]:
         if self._all is None:
@@ -105,7 +118,7 @@ def _opener(hunk: Hunk, index: int) -> tuple[str, int] | None:
     return None
 
 
-def _removed_blocks(hunk: Hunk, words: AddedWords) -> Iterator[Removed]:
+def _removed_blocks(hunk: Hunk, words: AddedWords, eval_path: bool) -> Iterator[Removed]:
     lines = hunk.lines
     i = 0
     while i < len(lines):
@@ -129,7 +142,12 @@ def _removed_blocks(hunk: Hunk, words: AddedWords) -> Iterator[Removed]:
         listed = _EVAL_RE.search(opener[0]) is not None
         names = [a or b for text in block if not text.lstrip().startswith("#")
                  for a, b in _LITERAL_RE.findall(text)]
-        gone = [n for n in names if _NAME_RE.fullmatch(n) and (listed or _EVAL_RE.search(n))
+        # A YAML entry names itself unquoted: `- model_name: org/m-7b`.
+        # In an eval config (its path says so) each such entry is an eval case.
+        entries = [m.group(1) for text in block if (m := _YAML_NAME_RE.match(text))]
+        names += entries
+        gone = [n for n in names if _NAME_RE.fullmatch(n) and (
+            listed or _EVAL_RE.search(n) or (eval_path and n in entries))
                 and not words.all()[n]]
         # The most specific name of each entry: the one naming the eval case.
         named = [n for n in gone if _EVAL_RE.search(n) and "." in n and "/" not in n] or gone
@@ -150,8 +168,9 @@ def removed_entries(changed: ChangedFile, words: AddedWords) -> list[Removed]:
             continue
         if own is None:
             own = Counter(_WORD_RE.findall(changed.added_text))
-        found += _shrunk_lists(hunk, eval_path, words, own)
-        found += _removed_blocks(hunk, words)
+        if not words.new_eval_file():
+            found += _shrunk_lists(hunk, eval_path, words, own)
+        found += _removed_blocks(hunk, words, eval_path)
     if not found:
         return []
     items = tuple(dict.fromkeys(i for r in found for i in r.items))

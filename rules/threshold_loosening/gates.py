@@ -20,6 +20,7 @@ _METHOD_RE = re.compile(r"\bassert(Greater|Less)(?:Equal)?\(")
 # A line of a joined side that the two `assert` patterns above could match: `\s*` may
 # run across blank lines, but only to an `assert` that starts its own line anyway.
 _ASSERT_START_RE = re.compile(r"^\s*assert\s", re.M)
+_DEF_START_RE = re.compile(r"^\s*(?:async\s+)?def\s")
 
 @dataclass(frozen=True)
 class _Gate:
@@ -104,7 +105,7 @@ def gate_loosenings(hunk: Hunk) -> Iterator[tuple[_Gate, _Gate]]:
     old_side, new_side = sides(hunk)
     if not _may_gate(new_side) or not _may_gate(old_side):
         return
-    news = [g for g in _gates(new_side) if g.changed]
+    news = [g for g in _gates(new_side) if g.changed and not _BUDGET_RE.search(g.subject)]
     if not news:
         return
     olds = [g for g in _gates(old_side) if g.changed]
@@ -118,3 +119,51 @@ def gate_loosenings(hunk: Hunk) -> Iterator[tuple[_Gate, _Gate]]:
         old = olds[k]
         if (gate.bound < old.bound) if gate.lower else (gate.bound > old.bound):
             yield old, gate
+
+
+# A bound on what CI may spend (a suite's GPU hours, a cost), not on a result.
+_BUDGET_RE = re.compile(r"budget|gpu_?hours|node_?hours|hours|cost|quota|capacity", re.I)
+_QUOTED_RE = re.compile(r"\"[^\"]*\"|'[^']*'")
+# Subjects of a bound that measures a result (a score, a speed, an error), not a shape.
+_METRIC_RE = re.compile(
+    r"acc|score|throughput|recall|precision|f1|bleu|rouge|pass|similar|cos|speedup|tps|"
+    r"tok|latency|ttft|tpot|err|diff|delta|loss|ratio|match|exact|metric|perf|ppl|perplex",
+    re.I)
+
+
+def _measures(subject: str) -> bool:
+    """A subject naming a result (`acc`, `metrics['score']` is not: its name is data)."""
+    if subject.startswith(("len(", "isinstance(", "type(")):
+        return False
+    return _METRIC_RE.search(_QUOTED_RE.sub("", subject)) is not None
+
+
+def dropped_asserts(hunk: Hunk) -> Iterator[tuple[_Gate, int]]:
+    """Bound assertions on a result that the hunk deletes (no assertion on the same
+    subject stays, and the bound is on no added line), with the nearest head line.
+    A hunk that deletes a test function is a deleted test, not a deleted gate."""
+    old_side, new_side = sides(hunk)
+    if not _may_gate(old_side):
+        return
+    olds = [g for g in _gates(old_side) if g.changed and _measures(g.subject)]
+    if not olds or any(_DEF_START_RE.match(line.text) for line in hunk.removed):
+        return
+    kept = {g.subject for g in _gates(new_side)}
+    added = " ".join(line.text for line in hunk.added)
+    for gate in olds:
+        if gate.subject in kept or gate.text in added:
+            continue
+        at = head_line(hunk, gate.line)
+        if at is not None:
+            yield gate, at
+
+
+def head_line(hunk: Hunk, old_no: int) -> int | None:
+    """The head line nearest to a removed base line: the next one the hunk shows, else
+    the previous; None when the hunk shows no head line (the file was emptied)."""
+    lines = hunk.lines
+    at = next((i for i, line in enumerate(lines) if line.old_no == old_no), 0)
+    after = next((line.new_no for line in lines[at:] if line.new_no is not None), None)
+    before = next((line.new_no for line in reversed(lines[:at]) if line.new_no is not None),
+                  None)
+    return after or before

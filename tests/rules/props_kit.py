@@ -17,6 +17,8 @@ from hypothesis import strategies as st
 
 from bot.core.config import Config
 from bot.core.engine import classify_snapshot
+from bot.core.findings import Finding
+from bot.core.snapshot import ChangedFile
 from rules.base import Rule, RuleContext
 from tests.conftest import make_snapshot
 
@@ -37,15 +39,25 @@ knob_lines = st.lists(st.one_of(st.sampled_from(KNOB_FRAGMENTS), st.text(max_siz
                       max_size=25)
 
 
+def on_diff_line(finding: Finding, changed: ChangedFile) -> bool:
+    """On an added line, or (a finding about removed lines) on a head line the diff shows."""
+    if finding.line in changed.added_line_numbers:
+        return True
+    shown = {line.new_no for hunk in changed.hunks for line in hunk.lines}
+    return finding.line in shown and any(
+        word in finding.message for word in (" removed", " deleted"))
+
+
 def run_on_files(rule: Rule, files: list[dict[str, Any]], body: str, patch_only: bool) -> None:
-    """Findings name a file of the PR and, when they have a line, one of its added lines."""
+    """Findings name a file of the PR and, when they have a line, one of its added lines
+    (or, for a removal, the head line the diff shows next to it)."""
     snapshot = classify_snapshot(make_snapshot(files, "t", body, patch_only), Config())
     ctx = RuleContext(snapshot, Config(), rule.id, dict(rule.options))
     by_path = {f.path: f for f in snapshot.files}
     for finding in rule.check(ctx):
         assert finding.path in by_path
         if finding.line is not None:
-            assert finding.line in by_path[finding.path].added_line_numbers, finding
+            assert on_diff_line(finding, by_path[finding.path]), finding
 
 
 def run_on_file(rule: Rule, path: str, base: str, head: str, patch_only: bool,

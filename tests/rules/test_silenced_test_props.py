@@ -9,7 +9,9 @@ from bot.core.config import Config
 from bot.core.engine import classify_snapshot
 from rules.base import RuleContext
 from rules.silenced_test import SilencedTest
+from rules.silenced_test.test_commands import Runs, _within
 from tests.conftest import make_snapshot
+from tests.rules.props_kit import on_diff_line
 
 RULE = SilencedTest()
 PATHS = (
@@ -51,7 +53,7 @@ def _check(files: list[dict[str, object]], body: str, patch_only: bool) -> None:
     by_path = {f.path: f for f in snapshot.files}
     for finding in RULE.check(ctx):
         assert finding.path is not None and finding.line is not None
-        assert finding.line in by_path[finding.path].added_line_numbers, finding
+        assert on_diff_line(finding, by_path[finding.path]), finding
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -74,3 +76,56 @@ def test_huge_file_is_linear() -> None:
     files = [{"path": "tests/skips.py", "base": "SKIP_TESTS = [\n]\n",
               "head": "SKIP_TESTS = [\n" + head + "\n]\n"}]
     _check(files, "", False)
+
+
+TEST_PATH = st.from_regex(r"tests/[a-z]{1,6}/test_[a-z]{1,8}\.py", fullmatch=True)
+
+
+def _silenced(files: list[dict[str, object]], title: str = "t") -> list[str]:
+    snapshot = classify_snapshot(make_snapshot(files, title, "", patch_only=False), Config())
+    ctx = RuleContext(snapshot, Config(), RULE.id, dict(RULE.options))
+    return [f.message for f in RULE.check(ctx)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(TEST_PATH, TEST_PATH, st.booleans())
+def test_a_test_command_moved_to_another_ci_file_is_not_removed(
+    kept: str, moved: str, renamed: bool
+) -> None:
+    """Removing `pytest <moved>` is silencing only when nothing of the PR runs it again."""
+    if kept == moved:
+        return
+    script = {"path": "tests/ci/run_unit.sh", "base": f"pytest {kept}\npytest {moved}\n",
+              "head": f"pytest {kept}\n"}
+    other: dict[str, object] = (
+        {"path": moved.replace("tests/", "tests/moved/"), "previous_path": moved,
+         "status": "renamed", "base": "def test_x():\n    pass\n",
+         "head": "def test_x():\n    pass\n"}
+        if renamed else
+        {"path": "tests/ci/run_more.sh", "status": "added", "head": f"pytest -x {moved}\n"})
+    assert not [m for m in _silenced([script, other]) if " removed" in m]
+    # Without the other file the same removal is reported.
+    assert [m for m in _silenced([script]) if f"pytest {moved}` removed" in m]
+
+
+SCOPE_PART = st.sampled_from(["tests", "unit", "e2e", "test_a.py", "test_b.py", "TestX", "t"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.lists(SCOPE_PART, min_size=1, max_size=4), st.booleans(),
+                          st.lists(SCOPE_PART, min_size=1, max_size=4)), max_size=6),
+       st.lists(SCOPE_PART, min_size=1, max_size=5), st.booleans())
+def test_indexed_runs_agree_with_scanning_every_command(
+    commands: list[tuple[list[str], bool, list[str]]], target: list[str], node: bool
+) -> None:
+    """`Runs.runs` looks targets up by their ancestors; it answers as a scan would."""
+    def path(parts: list[str], as_node: bool) -> str:
+        return "/".join(parts) if not as_node or len(parts) < 2 else \
+            "/".join(parts[:-1]) + "::" + parts[-1]
+    lines = [f"pytest {path(p, n)} --ignore={path(i, False)}" for p, n, i in commands]
+    runs = Runs.of(lines)
+    wanted = path(target, node)
+    scanned = any(any(_within(wanted, p) for p in paths) and
+                  not any(_within(wanted, i) for i in ignores)
+                  for _, paths, ignores in runs.commands)
+    assert runs.runs("pytest x", wanted) == scanned

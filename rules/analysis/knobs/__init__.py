@@ -19,13 +19,13 @@ from rules.analysis.knobs.retunes import (
     scaffolding,
     split_across_owners,
 )
-from rules.analysis.knobs.settings import Setting, holds_yaml_keys
+from rules.analysis.knobs.settings import Setting, extract, holds_yaml_keys
 from rules.analysis.knobs.values import number
 
 __all__ = [
     "CATEGORY_OPTIONS", "SHARD_SIZE_KEYS", "Categories", "Change", "Description",
     "KnobFilter", "MovedSettings", "Setting", "adjacent_comment", "configured_categories",
-    "holds_yaml_keys",
+    "extract", "holds_yaml_keys",
     "hunk_changes", "knob_filter", "loosening", "loosening_reported", "new_configuration",
     "new_unit_lines", "normalize", "number", "scaffolding", "shared_filter",
     "split_across_owners", "value_lines",

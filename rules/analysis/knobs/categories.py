@@ -20,6 +20,13 @@ from rules.analysis.knobs.names import KnobFilter, knob_filter
 GATES: tuple[str, ...] = (
     "*threshold", "*min-throughput*", "min-accuracy*", "min-score*", "expected-accuracy*",
     "expected-score*", "*expected-score", "metric-value", "baseline-score*",
+    # Floors and ceilings named by what they bound (`baseline_tokens_per_s`,
+    # `minimum_accuracy`, `max_abs_error`, `max_rel_diff`): the metric word says which.
+    "baseline-*", "*-baseline", "min-*acc*", "min-*score*", "minimum-*acc*",
+    "minimum-*score*", "min-*throughput*", "minimum-*throughput*", "*-floor",
+    "max-*error*", "max-*-err", "max-*diff*", "max-*delta*", "max-*-drop",
+    "max-*regression*", "max-*latency*", "max-*ttft*", "max-*tpot*",
+    "*pass-rate*", "*success-rate*",
 )
 TOLERANCES: tuple[str, ...] = (
     "rtol", "atol", "*-rtol", "*-atol", "rel-tol", "abs-tol", "*tolerance*",
@@ -31,6 +38,9 @@ TIMEOUTS: tuple[str, ...] = (
 SAMPLE_COUNTS: tuple[str, ...] = (
     "num-questions", "num-prompts", "num-samples", "n-samples", "num-examples", "max-samples",
     "limit", "*-num-samples", "num-eval-samples",
+    # Repeats averaged into one score: fewer is a noisier gate, like fewer samples.
+    "repeats", "num-repeats", "n-repeats", "*-repeats", "num-runs", "num-trials",
+    "sample-size", "max-examples", "num-problems",
 )
 # A gate whose name says it bounds something from above (latency, error) loosens upwards.
 UPPER_WORDS: tuple[str, ...] = (
@@ -88,6 +98,10 @@ class Categories:
 
     def wanted(self) -> KnobFilter:
         return knob_filter(self.names())
+
+    def gate_filter(self) -> KnobFilter:
+        """Gates, ceilings and sample counts: the knobs whose removal can loosen."""
+        return knob_filter(self.gates + self.sample_counts)
 
 
 def configured_categories(config: Config) -> Categories:

@@ -1,0 +1,258 @@
+"""Silencing by deletion: a test invocation, a test-list entry or a test function that a
+change removes instead of fixing.
+
+- a test command removed from a CI script or workflow (`pytest tests/x/test_y.py`) whose
+  tests the base ran and no command of the PR's head still runs;
+- a call of one of a CI script's test functions removed (the function stays);
+- an entry removed from a CI list file (`tests-nightly.txt`, `models-small.txt`);
+- a `def test_…` deleted from a test file in a PR that says it fixes tests (medium:
+  the test may have been obsolete), the name on no added line of the PR.
+
+A removal whose line or test name comes back on an added line anywhere in the PR is a
+move, not a removal; a test command whose test file the PR deletes goes with its test.
+Each finding sits at the head line nearest to the removed one.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+from collections.abc import Container, Iterator
+from functools import cached_property
+
+from bot.core.snapshot import ChangedFile, Hunk
+from rules.analysis.lines import MAX_LINE, indent_width, sides
+from rules.silenced_test.commented import shell_function_call
+from rules.silenced_test.line_structure import YAML_KEY_RE, SilencingView
+from rules.silenced_test.silencing_detectors import NOT_RUN, Hit, skip_name
+from rules.silenced_test.test_commands import Runs, command, silenced_targets, targets
+
+_WORD_RE = re.compile(r"\w+")
+# `- script: L2_x`, `- test: x`, `- tests/x/test_y.py`, `- run_x_test` (one word).
+_YAML_ITEM_RE = re.compile(
+    r"^-\s+(?:(?P<key>script|test|test_name|test-name|suite|test_suite|test-suite|test_file)"
+    r"\s*:\s*)?[\"']?(?P<value>[\w./-]{3,120})[\"']?\s*$")
+# An entry line of a Python suite list: a call or a string naming a test file or id.
+_PY_ENTRY_RE = re.compile(
+    r"^\s*(?:[A-Za-z_][\w.]*\(\s*)?[\"']([\w./:-]*test[\w./:\[\]-]*)[\"']\s*[,)]", re.I)
+# The list holding it: `name = [`, `"suite-name": [`, `name=[`.
+_PY_HOLDER_RE = re.compile(r"^\s*[\"']?([\w.-]+)[\"']?\s*(?::[^=]*)?[:=]\s*[\[({]")
+_MAX_REMOVED = 200  # removed lines examined per file: beyond that, a rewrite of the file
+# Words a line must hold to be read as a test command at all (most removed lines do not).
+_RUNNER_HINT_RE = re.compile(r"test|suite|script|torchrun|deepspeed|mpirun|accelerate|\.sh\b", re.I)
+_TOKEN_RE = re.compile(r"[^\s\"'`;|&()=,\[\]{}]+")
+_DEF_TEST_RE = re.compile(r"^\s*(?:async\s+)?def\s+(test\w*)\s*\(")
+_LIST_FILE_RE = re.compile(r"(?:^|/)(?:models|tests|suites?)[\w.-]*\.txt$", re.I)
+# A PR that says it fixes tests or CI (where deleting a test hides the failure).
+_FIX_TESTS_RE = re.compile(
+    r"\bfix\w*\b[^\n]{0,80}\b(?:tests?|ci|unit ?tests?|e2e|flak\w*)\b"
+    r"|\b(?:tests?|ci|e2e)\b[^\n]{0,40}\bfix\w*|\bflak\w*|\[ci\]\s*fix", re.I)
+
+
+def fixes_tests(title: str) -> bool:
+    return _FIX_TESTS_RE.search(title) is not None
+
+
+def _head_line(hunk: Hunk, old_no: int | None) -> int | None:
+    lines = hunk.lines
+    at = next((i for i, line in enumerate(lines) if line.old_no == old_no), 0)
+    after = next((line.new_no for line in lines[at:] if line.new_no is not None), None)
+    before = next((line.new_no for line in reversed(lines[:at]) if line.new_no is not None),
+                  None)
+    return after or before  # None: the hunk shows no head line (the file was emptied)
+
+
+class PullRequestAdds:
+    """What the PR's head adds anywhere: its added lines, their words and test commands,
+    each computed on first use (most PRs remove no test)."""
+
+    def __init__(self, files: tuple[ChangedFile, ...]) -> None:
+        self._files = files
+        # Test files the PR deletes or moves: a command for them went with them.
+        self.removed_paths = frozenset(
+            [f.path for f in files if f.status == "removed"]
+            + [f.previous_path for f in files if f.previous_path and f.status == "renamed"])
+
+    @cached_property
+    def _added(self) -> list[str]:
+        return [line.text[:MAX_LINE] for f in self._files for line in f.added_lines]
+
+    @cached_property
+    def lines(self) -> frozenset[str]:
+        """Added lines as code: `# pytest x` counts as `pytest x` (commented out, which
+        the commented-out detector reports), so a removal is never reported twice."""
+        return frozenset(text.strip().lstrip("#").strip() for text in self._added)
+
+    @cached_property
+    def runs(self) -> Runs:
+        return Runs.of(self._added)
+
+    @cached_property
+    def _tokens(self) -> frozenset[str]:
+        text = "\n".join(self._added)
+        return frozenset(t.split("::", 1)[0].removeprefix("./") for t in _TOKEN_RE.findall(text))
+
+    @cached_property
+    def names(self) -> frozenset[str]:
+        """Paths and file names on added lines (a set, not a scan per removal)."""
+        return frozenset(t.rsplit("/", 1)[-1] for t in self._tokens) | self._tokens
+
+    @cached_property
+    def words(self) -> frozenset[str]:
+        return frozenset(w for text in self._added for w in _WORD_RE.findall(text))
+
+    @cached_property
+    def paths(self) -> list[str]:
+        return sorted(self._tokens)
+
+
+def _gone(target: str, adds: PullRequestAdds) -> bool:
+    """The test file of `target` is deleted or moved by the PR (its command went with
+    it), or its file name is on an added line (invoked from elsewhere now)."""
+    path = target.split("::", 1)[0].rstrip("/")
+    if any(p == path or p.startswith(path + "/") for p in adds.removed_paths):
+        return True
+    name = path.rsplit("/", 1)[-1]
+    if path in adds.names or ("." in name and name in adds.names):
+        return True
+    # A directory whose files the PR's added lines name (now run one by one).
+    at = bisect_left(adds.paths, path + "/")
+    return at < len(adds.paths) and adds.paths[at].startswith(path + "/")
+
+
+def may_remove_tests(changed: ChangedFile, suffix: str, fix_pr: bool) -> bool:
+    """Whether any removed line of the file could be a test invocation or entry (one
+    search over the removed text; most files of a large PR remove none). A test module
+    only counts in a PR that fixes tests (where a deleted test is read)."""
+    if suffix in (".sh", ".txt"):
+        return True
+    if suffix == ".py" and _test_module(changed.path) and not fix_pr:
+        return False
+    removed = "\n".join(line.text[:MAX_LINE] for line in changed.removed_lines)
+    return _RUNNER_HINT_RE.search(removed) is not None
+
+
+def removal_hits(view: SilencingView, suffix: str, adds: PullRequestAdds,
+                 fix_pr: bool, list_file: Container[str]) -> Iterator[Hit]:
+    """Hits for tests this file's hunks remove (see the module docstring)."""
+    changed = view.changed
+    is_list = suffix == ".txt" and (changed.path in list_file
+                                    or _LIST_FILE_RE.search(changed.path) is not None)
+    budget = _MAX_REMOVED
+    for hunk in changed.hunks:
+        # What the hunk adds in place of what it removes (a test function, a test
+        # command, a list entry of the same shape): a removal next to its replacement is
+        # a rewrite (renamed, re-pointed, re-flagged), which the line detectors read.
+        added: list[str] | None = None
+        rewritten: bool | None = None
+        for line in hunk.removed:
+            text = line.text[:MAX_LINE]
+            code = text.strip()
+            if not code or code.startswith("#") or budget <= 0:
+                continue  # blank, already a comment, or past the budget
+            budget -= 1
+            if added is None:
+                added = [ln.text[:MAX_LINE].strip() for ln in hunk.added]
+            hit: Hit | None = None
+            cmd = None
+            if suffix in (".sh", ".yaml") and _RUNNER_HINT_RE.search(code):
+                if rewritten is None:
+                    rewritten = any(_RUNNER_HINT_RE.search(t) and command(t) for t in added)
+                if rewritten:
+                    continue
+                cmd = command(code)
+            if suffix == ".sh" and cmd is None:
+                name = code.split()[0] if code.split() else ""
+                if shell_function_call(view, code) and name not in adds.words and \
+                        _defined_in_head(changed, name, shell=True):
+                    hit = Hit(0, f"`{code[:80]}`", NOT_RUN, name, verb="removed")
+            elif suffix == ".yaml" and cmd is None:
+                entry = _yaml_test_item(hunk, line.old_no, code)
+                if entry and entry not in adds.words and entry not in adds.names and \
+                        not any(_YAML_ITEM_RE.match(t) and "test" in t.lower() for t in added):
+                    hit = Hit(0, f"`{code[:80]}`", NOT_RUN, entry, verb="removed")
+            elif suffix in (".sh", ".yaml") and cmd is not None:
+                gone = [t for t in silenced_targets(cmd, view.runs_of("base"),
+                                                    view.runs_of("head"))
+                        if not _gone(t, adds) and not adds.runs.runs(cmd, t)]
+                if gone and (targets(cmd) or not adds.runs.runs(cmd, None)):
+                    hit = Hit(0, f"`{code[:80]}`", NOT_RUN, gone[0], verb="removed")
+            elif suffix == ".py" and (entry := _python_test_entry(changed, hunk, text)):
+                if entry not in adds.names and entry.rsplit("/", 1)[-1] not in adds.names \
+                        and not _gone(entry, adds) and \
+                        not any(_PY_ENTRY_RE.match(t) for t in added):
+                    hit = Hit(0, f"`{code[:80]}`", NOT_RUN, entry, verb="removed",
+                              where=" from the test list")
+            elif is_list and not [t for t in added if t and not t.startswith("#")]:
+                hit = Hit(0, f"`{code[:80]}`", NOT_RUN, code[:80], verb="removed",
+                          where=f" from `{changed.path.rsplit('/', 1)[-1]}`")
+            elif suffix == ".py" and fix_pr and \
+                    (match := _DEF_TEST_RE.match(text)) and \
+                    not any(_DEF_TEST_RE.match(t) for t in added):  # not renamed in place
+                name = match.group(1)
+                if name not in adds.words and not _defined_in_head(changed, name):
+                    hit = Hit(0, f"test `{name}`", NOT_RUN, name, verb="deleted",
+                              medium=True)
+            if hit is None or code in adds.lines:
+                continue  # nothing removed, or moved (a line added back elsewhere)
+            at = _head_line(hunk, line.old_no)
+            if at is not None:
+                yield Hit(at, hit.what, hit.why, hit.subject, at, hit.verb, hit.where,
+                          hit.medium, True)
+
+
+def _yaml_test_item(hunk: Hunk, old_no: int | None, code: str) -> str | None:
+    """The test a removed YAML list item names (`- script: L2_Launch_llama`, `- test_x`,
+    `- run_gsm8k_test`), unless its list is a skip list (removing from it re-enables)."""
+    match = _YAML_ITEM_RE.match(code)
+    if match is None or ("test" not in code.lower() and not match.group("key")):
+        return None
+    old_side = sides(hunk)[0]
+    at = next((i for i, (no, _, _) in enumerate(old_side) if no == old_no), None)
+    if at is None:
+        return None
+    width = indent_width(old_side[at][1])
+    for _, text, _ in reversed(old_side[:at]):
+        if text.strip() and indent_width(text) < width:
+            key = YAML_KEY_RE.match(text)
+            if key is None or skip_name(key.group("key")) or \
+                    key.group("key").lower() in ("exclude", "with", "env", "environment"):
+                return None
+            break
+    return match.group("value")
+
+
+def _test_module(path: str) -> bool:
+    name = path.rsplit("/", 1)[-1]
+    return name.startswith(("test_", "conftest")) or name.endswith("_test.py")
+
+
+def _python_test_entry(changed: ChangedFile, hunk: Hunk, text: str) -> str | None:
+    """The test a removed entry of a Python suite list names (`TestFile("test_x.py",
+    60),` in run_suite.py, `"tests/unit/test_y.py",`), outside test modules (where
+    strings are parametrizations) and skip lists."""
+    if _test_module(changed.path):
+        return None
+    match = _PY_ENTRY_RE.match(text)
+    if match is None:
+        return None
+    old_side = sides(hunk)[0]
+    width = indent_width(text)
+    at = next((i for i, (_, t, changed_) in enumerate(old_side) if changed_ and t == text),
+              len(old_side))
+    above = [t for _, t, _ in old_side[:at] if t.strip() and indent_width(t) < width]
+    holder = _PY_HOLDER_RE.match(above[-1]) if above else None
+    if holder is None or skip_name(holder.group(1)):
+        return None
+    return match.group(1)
+
+
+def _defined_in_head(changed: ChangedFile, name: str, shell: bool = False) -> bool:
+    """Whether the head still defines the test (unknown without the head text: a shell
+    test function is then taken as kept, a Python test as gone)."""
+    head = changed.head_text
+    if head is None:
+        return shell
+    pattern = (rf"^\s*(?:function\s+)?{re.escape(name)}\s*(?:\(\s*\)|\{{)" if shell
+               else rf"def\s+{re.escape(name)}\b")
+    return re.search(pattern, head, re.M) is not None
