@@ -200,7 +200,8 @@ class _FileCheck:
         if isinstance(owner, tuple):
             if owner[0] == "job":
                 return "this job" if self.changed.path.startswith(".github/") else "this step"
-            return "this test"
+            # A function of a CI script (a data-prep tool a workflow runs) is no test.
+            return "this test" if self.changed.surface in ("test", "cpu-test") else "this function"
         if self.changed.surface == "eval-config":
             return "this eval config"
         if self.changed.head_lines is None and self.changed.status != "added":
