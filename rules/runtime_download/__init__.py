@@ -158,9 +158,9 @@ class _FileCheck:
             if fetch is None or self.is_mitigated(number):
                 continue
             if (normalized(text) in self.removed
-                    or fetched_at_base(self.changed, fetch.kind, self.detect)):
+                    or fetched_at_base(self.changed, fetch.kind, self.detect, fetch.target)):
                 continue  # moved, re-indented, or an existing download with new arguments
-            convention = sibling_convention(self.repo, self.changed, fetch.kind)
+            convention = sibling_convention(self.repo, self.changed, fetch.kind, fetch.target)
             if convention:
                 continue  # how the sibling files fetch: the repository's idiom
             yield self.rule.finding(
