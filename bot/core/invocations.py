@@ -24,18 +24,24 @@ import re
 from collections.abc import Iterator
 
 # Keys whose values are path patterns a trigger or a change filter matches, never runs.
+_FILTER_KEYS = ("paths", "paths-ignore", "paths_ignore", "files", "files-ignore", "files_ignore",
+                "files_yaml", "files_ignore_yaml", "include-paths", "exclude-paths")
 _FILTER_KEY_RE = re.compile(
-    r"^(\s*)(?:-\s+)?[\"']?(?:paths|paths-ignore|paths_ignore|files|files-ignore|files_ignore"
-    r"|files_yaml|files_ignore_yaml|include-paths|exclude-paths)[\"']?\s*:(.*)$")
-_SEPARATOR_RE = re.compile(r"&&|\|\||[;|`]|\$\(")
-_LEAD_RE = re.compile(r"^\s*(?:-\s+)*(?:[\"']?[\w.-]+[\"']?:(?:\s+|$))?")
-_ASSIGNMENT_RE = re.compile(r"^[A-Za-z_]\w*=")
+    rf"^(\s*)(?:-\s+)?[\"']?(?:{'|'.join(map(re.escape, _FILTER_KEYS))})[\"']?\s*:")
+# Words that only prefix the command (`sudo`, `time`, control keywords).
 _PREFIX_WORDS = frozenset({"sudo", "time", "exec", "env", "then", "do", "else", "!", "nohup"})
+# A shell line continued on the next one: one command.
+_CONTINUATION_RE = re.compile(r"\\\r?\n")
 _RUNNERS = frozenset({
     "bash", "sh", "zsh", "source", ".", "python", "python3", "pytest", "py.test",
     "torchrun", "deepspeed", "accelerate", "uv", "coverage", "srun", "mpirun", "timeout",
     "xargs", "node", "perl", "ruby", "pwsh", "poetry", "pipenv", "hatch", "nox", "bats",
 })
+# What ends one command and starts the next on a line.
+_SEPARATOR_RE = re.compile(r"&&|\|\||[;|`]|\$\(")
+# A list marker and a YAML key before the command (`- run: `, `command: `).
+_LEAD_RE = re.compile(r"^\s*(?:-\s+)*(?:[\"']?[\w.-]+[\"']?:(?:\s+|$))?")
+_ASSIGNMENT_RE = re.compile(r"^[A-Za-z_]\w*=")
 _PYTHON_RE = re.compile(r"^python\d[\d.]*$")
 _FILE_OPTION_RE = re.compile(r"^--?[\w-]*(?:config|cfg|conf|file|script|recipe|yaml|json)[\w-]*$"
                              r"|^-[cf]$", re.I)
@@ -53,9 +59,8 @@ def _paths(word: str) -> list[str]:
 
 def _logical_lines(text: str) -> Iterator[str]:
     """Lines with backslash continuations joined and path-filter blocks left out."""
-    pending = ""
     filter_indent: int | None = None
-    for raw in text.splitlines():
+    for raw in _CONTINUATION_RE.sub(" ", text).splitlines():
         if filter_indent is not None:
             stripped = raw.lstrip()
             indent = len(raw) - len(stripped)
@@ -66,15 +71,8 @@ def _logical_lines(text: str) -> Iterator[str]:
         match = _FILTER_KEY_RE.match(raw)
         if match:
             filter_indent = len(match.group(1))
-            pending = ""
             continue
-        if raw.endswith("\\"):
-            pending += raw[:-1] + " "
-            continue
-        yield pending + raw
-        pending = ""
-    if pending:
-        yield pending
+        yield raw
 
 
 def _is_runner(word: str) -> bool:
