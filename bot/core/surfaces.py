@@ -58,10 +58,21 @@ DEFAULT_SURFACES: dict[str, tuple[str, ...]] = {
         "benchmarks/**/*.sh",
     ),
     "ci-config": (".github/**/*.{yaml,yml,json,toml}", "**/test_config*.y*ml"),
-    "container": ("**/Dockerfile*", "docker/**"),
+    # A docker/ tree's build inputs, not its README.
+    "container": ("**/Dockerfile*", "docker/**/*.{sh,bash,py,txt,toml,yaml,yml,json,cfg,ini,env}"),
     "test": ("test/**", "tests/**", "*test/**", "*tests/**", "**/test_*.py", "**/*_test.py",
              "**/conftest.py"),
 }
+
+# Files the default globs would sweep in that no CI run reads: prose and images anywhere,
+# GitHub's issue/PR templates and the configs of bots that open PRs or label them. A
+# repository's own `surfaces:` globs still claim them (only default globs are vetoed).
+NOT_SURFACES: tuple[str, ...] = (
+    "**/*.{md,rst,png,jpg,jpeg,gif,svg,pdf}",
+    ".github/{ISSUE_TEMPLATE,DISCUSSION_TEMPLATE,PULL_REQUEST_TEMPLATE}/**",
+    ".github/{dependabot,labeler,release,FUNDING,funding,stale,copy-pr-bot}.{yml,yaml}",
+)
+_DEFAULT_GLOBS = frozenset(glob for globs in DEFAULT_SURFACES.values() for glob in globs)
 
 SURFACES: tuple[str, ...] = tuple(DEFAULT_SURFACES)
 PRIMARY_SURFACES = frozenset({"eval-config", "cpu-test", "workflow"})
@@ -78,8 +89,16 @@ def surface_table(
 
 
 def classify(path: str, table: Mapping[str, Sequence[str]]) -> str | None:
+    vetoed: bool | None = None
     for surface, globs in table.items():
-        if any(glob_match(glob, path) for glob in globs):
+        for glob in globs:
+            if not glob_match(glob, path):
+                continue
+            if glob in _DEFAULT_GLOBS:
+                if vetoed is None:
+                    vetoed = any(glob_match(veto, path) for veto in NOT_SURFACES)
+                if vetoed:
+                    continue
             return surface
     return None
 

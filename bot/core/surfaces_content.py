@@ -14,6 +14,7 @@ import re
 from collections.abc import Sequence
 from pathlib import PurePosixPath
 
+from bot.core.invocations import invoked_paths
 from bot.core.repo_view import RepoView
 from bot.core.snapshot import ChangedFile
 
@@ -30,18 +31,23 @@ _COMMAND_RE = re.compile(r"^\s*(?:-\s+)?(?:commands|script):\s*(?:[|>]|\S)", re.
 _STEP_COMMAND_RE = re.compile(r"^\s*(?:-\s+)?command:\s*\S", re.M)
 _STEP_KEY_RE = re.compile(r"^\s*(?:-\s+)?(?:label|agents|depends_on|soft_fail):", re.M)
 _CI_SECTION_RE = re.compile(r"^(?:ci|slurm|launcher):\s*$", re.M)
-_MODEL_RE = re.compile(r"^\s*[\"']?(?:model_name|model_id|model|pretrained)[\"']?\s*[:=]", re.M)
-_GATE_RE = re.compile(
-    r"^\s*[\"']?[\w.,-]*(?:threshold|baseline|tolerance|expected|accuracy|rtol|atol"
-    r"|metrics|min_score|value)[\w.,-]*[\"']?\s*[:=]", re.M | re.I)
+# A model named on the line (`model_name: org/x`), not a `model:` mapping of settings.
+_MODEL_RE = re.compile(
+    r"(?:^|[{,])\s*(?:-\s+)?[\"']?(?:model_name|model_id|model|pretrained|model_path)"
+    r"[\"']?\s*[:=][ \t]*(?=[^\s#|>{\[])", re.M)
+# `key: value` lines (also inside one-line JSON objects); a gate is a threshold-like key
+# with a number, or with a block of them (`_has_gate`).
+_KEY_VALUE_RE = re.compile(
+    r"(?:^|[{,])\s*(?:-\s+)?[\"']?([\w.,-]+)[\"']?\s*[:=][ \t]*([^,}\n]*)", re.M)
+_GATE_LAST = frozenset({"threshold", "thresholds", "baseline", "baselines", "tolerance",
+                        "tolerances", "accuracy", "rtol", "atol"})
+_GATE_FIRST = frozenset({"expected", "baseline", "threshold"})
+_GATE_KEYS = frozenset({"value", "min_score"})
+_NUMBER_RE = re.compile(r"^[\"']?[-+]?(?:\d|\.\d)")
+_BLOCK_VALUES = ("", "|", "|-", ">", ">-")
 _YAML = (".yaml", ".yml")
 _CONFIG = (*_YAML, ".json", ".toml")
 _SCRIPTS = (".sh", ".bash", ".py")
-# A path as a CI text writes it: `bash tests/ci/run.sh`, `python -m pytest tests/x.py`.
-# Split into tokens first (linear), then keep the path-like ones: a single regex for
-# "path ending in .sh" backtracks quadratically on long slash-free runs.
-_TOKEN_RE = re.compile(r"[^\s\"'`;|&()<>=,:\[\]{}]+")
-_PATH_ENDS = (".sh", ".bash", ".py", ".yaml", ".yml", ".json", ".toml")
 
 
 def _text(changed: ChangedFile) -> str:
@@ -72,15 +78,13 @@ def ci_texts(ci_files: Sequence[ChangedFile], view: RepoView | None) -> list[str
 
 
 class Invoked:
-    """The path-like words of CI texts, read once: is a file named by one of them?"""
+    """The paths CI texts run or pass to a program (`invocations`), read once: is a
+    file one of them?"""
 
     def __init__(self, texts: Sequence[str]) -> None:
         words: set[str] = set()
         for text in texts:
-            for token in _TOKEN_RE.findall(text):
-                if "/" not in token or not token.endswith(_PATH_ENDS):
-                    continue
-                word = token.lstrip("./")
+            for word in invoked_paths(text):
                 words.add(word)
                 parts = word.split("/")
                 if len(parts) > 2:
@@ -92,6 +96,22 @@ class Invoked:
         parts = PurePosixPath(path).parts
         return path in self._words or (
             len(parts) >= 2 and "/".join(parts[-2:]) in self._words)
+
+
+def _has_gate(text: str) -> bool:
+    """A pass/fail gate: `accuracy_threshold: 0.9`, `expected_accuracy: 0.8`, a metric's
+    `value: 0.23`, `rtol: 1e-3`, `baseline:` over a block; not a flag that merely shares a
+    word (`use_leave_one_out_baseline: true`, `cliprange_value: 0.2`, `num_key_value_heads`)."""
+    for match in _KEY_VALUE_RE.finditer(text):
+        key = match.group(1).lower()
+        parts = [part for part in re.split(r"[_.,-]", key) if part]
+        if not parts or not (key in _GATE_KEYS or parts[-1] in _GATE_LAST
+                             or parts[0] in _GATE_FIRST):
+            continue
+        value = match.group(2).split("#", 1)[0].strip()
+        if _NUMBER_RE.match(value) or value in _BLOCK_VALUES or value[:1] in ("{", "["):
+            return True
+    return False
 
 
 def content_can_tell(path: str) -> bool:
@@ -112,6 +132,6 @@ def by_content(changed: ChangedFile, invoked: Invoked) -> str | None:
                             or _COMMAND_RE.search(text)
                             or (_STEP_COMMAND_RE.search(text) and _STEP_KEY_RE.search(text))):
         return "ci-config"
-    if _MODEL_RE.search(text) and _GATE_RE.search(text):
+    if _MODEL_RE.search(text) and _has_gate(text):
         return "eval-config"
     return "ci-config" if invoked(path) else None

@@ -6,10 +6,11 @@ from collections.abc import Iterable, Iterator, Mapping
 
 from bot.core.findings import Confidence, Finding, Severity
 from bot.core.repo_view import RepoView
-from bot.core.snapshot import ChangedFile
+from bot.core.snapshot import ChangedFile, PullRequestSnapshot
 from rules.analysis.lines import known_lines
 from rules.analysis.yamlscan import ITEM, YamlLine, YamlView, is_yaml, view
 from rules.base import Rule, RuleContext
+from rules.runtime_download.callers import callers_mitigate
 from rules.runtime_download.detect import (
     DATA_KEY_RE,
     FETCH_WORDS,
@@ -81,14 +82,17 @@ class RuntimeDownload(Rule):
             if any(word in changed.added_text for word in FETCH_WORDS):
                 if removed is None:
                     removed = removed_in_pr(ctx.snapshot)
-                yield from _FileCheck(self, changed, removed, ctx.snapshot.repo_view).run()
+                yield from _FileCheck(self, changed, removed, ctx.snapshot.repo_view,
+                                      ctx.snapshot).run()
 
 
 class _FileCheck:
     def __init__(self, rule: RuntimeDownload, changed: ChangedFile,
-                 removed: frozenset[str] = frozenset(), repo: RepoView | None = None) -> None:
+                 removed: frozenset[str] = frozenset(), repo: RepoView | None = None,
+                 snapshot: PullRequestSnapshot | None = None) -> None:
         self.rule, self.changed = rule, changed
-        self.removed, self.repo = removed, repo
+        self.removed, self.repo, self.snapshot = removed, repo, snapshot
+        self._callers_mitigate: bool | None = None
         self.python = changed.path.endswith(".py")
         self.workflow = is_yaml(changed.path) and changed.surface in ("workflow", "ci-config")
         self._groups: dict[object, list[int]] | None = None
@@ -158,11 +162,13 @@ class _FileCheck:
             if fetch is None or self.is_mitigated(number):
                 continue
             if (normalized(text) in self.removed
-                    or fetched_at_base(self.changed, fetch.kind, self.detect)):
+                    or fetched_at_base(self.changed, fetch.kind, self.detect, fetch.target)):
                 continue  # moved, re-indented, or an existing download with new arguments
-            convention = sibling_convention(self.repo, self.changed, fetch.kind)
+            convention = sibling_convention(self.repo, self.changed, fetch.kind, fetch.target)
             if convention:
                 continue  # how the sibling files fetch: the repository's idiom
+            if self.callers_cache():
+                continue  # a pre-fetch step of jobs that cache around it
             yield self.rule.finding(
                 f"{fetch.what} fetches data over the network at run time, and nothing in "
                 f"{self.scope_name(number)} caches it or sets offline mode: when the host "
@@ -174,6 +180,14 @@ class _FileCheck:
                 file=self.changed, line=number, key=fetch.target,
                 # Without the repository we cannot tell a new habit from the house style.
                 confidence=Confidence.HIGH if convention is not None else Confidence.MEDIUM)
+
+    def callers_cache(self) -> bool:
+        """A CI script every invoking job caches around (see `callers`), read once."""
+        if self.changed.surface != "ci-script" or self.snapshot is None:
+            return False
+        if self._callers_mitigate is None:
+            self._callers_mitigate = callers_mitigate(self.snapshot, self.changed, mitigates)
+        return self._callers_mitigate
 
     def config_url(self, number: int) -> Fetch | None:
         """An eval config value that points at remote data (`dataset_url: https://…`)."""
@@ -200,7 +214,8 @@ class _FileCheck:
         if isinstance(owner, tuple):
             if owner[0] == "job":
                 return "this job" if self.changed.path.startswith(".github/") else "this step"
-            return "this test"
+            # A function of a CI script (a data-prep tool a workflow runs) is no test.
+            return "this test" if self.changed.surface in ("test", "cpu-test") else "this function"
         if self.changed.surface == "eval-config":
             return "this eval config"
         if self.changed.head_lines is None and self.changed.status != "added":
