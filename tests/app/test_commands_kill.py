@@ -88,10 +88,11 @@ class _ReplyRefused(_KillPoint):
 
 
 class _MidReview(_KillPoint):
-    """Kill while the re-run review the waiver asked for hangs on the file list."""
+    """Kill while the re-run review the waiver asked for hangs on the file list (the
+    comparison, or list-files where the comparison does not serve)."""
 
     def arm(self) -> None:
-        self.fake.inject_delay("GET", r"/pulls/7/files", seconds=30, times=1)
+        self.fake.inject_delay("GET", r"/compare/|/pulls/7/files", seconds=30, times=1)
 
     def __call__(self) -> bool:
         return waivers(self.db) == 1 and waived_replies(self.fake) == 0
