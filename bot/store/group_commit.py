@@ -5,29 +5,35 @@ transaction holding its delivery has committed, so a `202` is never sent for a
 delivery that is not on disk. Requests that arrive while a batch is being written
 form the next batch, so the per-commit cost is shared instead of paid per request.
 
-SQLite batches are written on the event loop, right after the callbacks that are
-ready in the current iteration have queued their deliveries: a dedicated writer thread
-was measured slower there (thread hand-offs cost more than the short SQLite commits).
-A store whose commit is a network round trip plus a remote WAL flush (PostgreSQL)
-sets `commit_off_loop` to N: up to N batches are written at once on threads (one
-intake connection each; the server flushes their WAL together), while the loop goes
-on reading requests into the next batch (bench/bench_intake_wrk.py).
+Batches are written on threads (`commit_off_loop` of the store: PostgreSQL up to 3 at
+once, one intake connection each, so the server flushes their WAL together; SQLite
+one, as its file takes one writer). The loop only queues deliveries and, once per
+batch, settles the batch's futures and calls `on_commit` (metrics, one log line): the
+compression and the insert release the GIL, so under load they run on the second
+core while the loop goes on reading requests (bench/bench_intake_wrk.py). A store
+without `commit_off_loop` is written on the loop, right after the callbacks that
+are ready in the current iteration have queued their deliveries.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from bot.store.base import NewDelivery, Store
 
 _Waiter = tuple[NewDelivery, "asyncio.Future[bool]"]
+# Called on the loop once per committed batch: the deliveries and, per delivery,
+# whether it was new (False: its id was already stored).
+OnCommit = Callable[[Sequence[NewDelivery], Sequence[bool]], None]
 
 
 class GroupCommitter:
-    def __init__(self, store: Store, *, max_batch: int = 512) -> None:
+    def __init__(self, store: Store, *, max_batch: int = 512,
+                 on_commit: OnCommit | None = None) -> None:
         self._store = store
         self._max_batch = max_batch
+        self.on_commit = on_commit  # settable: the web app installs its own
         self._waiting: list[_Waiter] = []
         self._busy = False
         self.batches = 0  # commits made, for the benchmark and tests
@@ -71,8 +77,7 @@ class GroupCommitter:
                 except Exception as exc:
                     _settle(batch, None, exc)
                 else:
-                    _settle(batch, results, None)
-                    self._count(batch)
+                    self._committed(batch, results)
         finally:
             self._busy = False
 
@@ -87,12 +92,14 @@ class GroupCommitter:
             except Exception as exc:
                 _settle(batch, None, exc)
             else:
-                _settle(batch, results, None)
-                self._count(batch)
+                self._committed(batch, results)
 
-    def _count(self, batch: Sequence[_Waiter]) -> None:
+    def _committed(self, batch: Sequence[_Waiter], results: Sequence[bool]) -> None:
         self.batches += 1
         self.rows += len(batch)
+        _settle(batch, results, None)
+        if self.on_commit is not None:
+            self.on_commit([d for d, _ in batch], results)
 
 
 def _settle(

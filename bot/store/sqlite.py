@@ -39,6 +39,9 @@ def connect(path: str | Path, synchronous: Synchronous = "NORMAL",
 class SqliteStore(SqlStore):
     # One `serve` per database file: at start it takes back whatever was left running.
     shared = False
+    # Intake batches are written on one thread (the file takes one writer): zlib and
+    # sqlite3 release the GIL, so the loop keeps reading requests (group_commit.py).
+    commit_off_loop = 1
 
     def __init__(self, path: str | Path, synchronous: Synchronous = "NORMAL",
                  lease_seconds: float = DEFAULT_LEASE_SECONDS) -> None:
