@@ -149,7 +149,8 @@ class _Intake:
             if not self.accepts(event, action):
                 return self._ignored(event, action, delivery_id)
             if event == "pull_request":
-                fields = scan_pull_request(body, prefix)
+                # The head SHA fed the per-request log line, gone (see `committed`).
+                fields = scan_pull_request(body, prefix, head=False)
         if fields is None:
             payload, body, problem = _parse_payload(body, request.content_type)
             if problem is not None:

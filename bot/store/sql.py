@@ -80,7 +80,7 @@ class SqlStore(PullRequestTables, CommandTables, JournalTables, ReactionTables):
 
     def add_deliveries(self, batch: Sequence[NewDelivery]) -> list[bool]:
         now = time.time()
-        # Compressed before taking the lock: zlib releases the GIL.
+        # Compressed before taking the lock: LZ4 releases the GIL.
         encoded = [encode_payload(d.payload) for d in batch]
         marks = ", ".join("?" for _ in batch)
         with self.db.transaction() as db:

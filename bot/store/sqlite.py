@@ -39,7 +39,7 @@ def connect(path: str | Path, synchronous: Synchronous = "NORMAL",
 class SqliteStore(SqlStore):
     # One `serve` per database file: at start it takes back whatever was left running.
     shared = False
-    # Intake batches are written on one thread (the file takes one writer): zlib and
+    # Intake batches are written on one thread (the file takes one writer): LZ4 and
     # sqlite3 release the GIL, so the loop keeps reading requests (group_commit.py).
     commit_off_loop = 1
 
