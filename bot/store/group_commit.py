@@ -39,6 +39,7 @@ class GroupCommitter:
         self.batches = 0  # commits made, for the benchmark and tests
         self.rows = 0
         self._writers: set[asyncio.Task[None]] = set()  # off-loop writers at work
+        self._active = 0  # of them, not yet past their last look at `_waiting`
 
     async def add(self, delivery: NewDelivery) -> bool:
         """Queue `delivery` durably; False if its delivery id was already stored."""
@@ -47,9 +48,10 @@ class GroupCommitter:
         self._waiting.append((delivery, future))
         writers = int(getattr(self._store, "commit_off_loop", 0))
         if writers:
-            if len(self._writers) < writers:
+            if self._active < writers:
+                self._active += 1
                 task = loop.create_task(self._flush_off_loop())
-                self._writers.add(task)
+                self._writers.add(task)  # a strong reference while it runs
                 task.add_done_callback(self._writers.discard)
         elif not self._busy:
             self._busy = True
@@ -83,16 +85,22 @@ class GroupCommitter:
 
     async def _flush_off_loop(self) -> None:
         loop = asyncio.get_running_loop()
-        await asyncio.sleep(0)  # let the requests that are ready join this batch
-        while self._waiting:
-            batch = self._take()
-            try:
-                results = await loop.run_in_executor(
-                    None, self._store.add_deliveries, [d for d, _ in batch])
-            except Exception as exc:
-                _settle(batch, None, exc)
-            else:
-                self._committed(batch, results)
+        try:
+            await asyncio.sleep(0)  # let the requests that are ready join this batch
+            while self._waiting:
+                batch = self._take()
+                try:
+                    results = await loop.run_in_executor(
+                        None, self._store.add_deliveries, [d for d, _ in batch])
+                except Exception as exc:
+                    _settle(batch, None, exc)
+                else:
+                    self._committed(batch, results)
+        finally:
+            # In the same step as the last look at `_waiting`: a delivery added after
+            # it finds a free writer slot. (Freed in the task's done callback, one loop
+            # iteration later, it would find none and wait forever.)
+            self._active -= 1
 
     def _committed(self, batch: Sequence[_Waiter], results: Sequence[bool]) -> None:
         self.batches += 1

@@ -308,6 +308,28 @@ def test_group_commit_batches_concurrent_inserts(open_db: OpenDb) -> None:
     store.close()
 
 
+def test_group_commit_takes_a_delivery_added_as_the_previous_batch_resolves(
+    open_db: OpenDb,
+) -> None:
+    # Each add() awaits the one before: it runs in the loop step right after its
+    # predecessor's batch committed, while that batch's writer is still winding down.
+    # It must still find a writer (it once waited forever: the slot was freed a step
+    # later). The timeout only turns such a hang into a failure.
+    store = open_db()
+    committer = GroupCommitter(store)
+
+    async def in_turn() -> list[bool]:
+        return [await committer.add(NewDelivery(f"seq{i}", "pull_request", "opened", BODY,
+                                                1.0, 1.0)) for i in range(5)]
+
+    async def scenario() -> list[bool]:
+        return await asyncio.wait_for(in_turn(), 60)
+
+    assert asyncio.run(scenario()) == [True] * 5
+    assert committer.batches == 5 and store.counts()["pending"] == 5
+    store.close()
+
+
 def test_group_commit_fails_every_waiter_when_the_store_fails(open_db: OpenDb) -> None:
     store = open_db()
     store.close()
