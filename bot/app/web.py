@@ -7,10 +7,12 @@ once; GitHub gives up on a delivery after 10 s and never retries it by itself.
 `/metrics` lives on its own listener (bot/app/health.py).
 
 Persisting goes through group commit (bot/store/group_commit.py): the deliveries that
-arrive in one event-loop iteration share one SQLite transaction, and each `202` goes
-out only after the transaction holding its delivery committed, so an acknowledged
-delivery survives the process dying (WAL, synchronous=NORMAL). A redelivered id is
-answered `200 duplicate` by the table's primary key, restarts included.
+arrive while a batch is being written share the next transaction, and each `202`
+goes out only after the transaction holding its delivery committed, so an
+acknowledged delivery survives the process dying (SQLite WAL with
+synchronous=NORMAL; PostgreSQL's commit). A redelivered id is answered `200 duplicate`
+by the table's primary key, restarts included. The log line, metrics and the workers'
+wake-up come once per committed batch (`_Intake.committed`), not once per request.
 """
 
 from __future__ import annotations

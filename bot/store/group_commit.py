@@ -5,14 +5,13 @@ transaction holding its delivery has committed, so a `202` is never sent for a
 delivery that is not on disk. Requests that arrive while a batch is being written
 form the next batch, so the per-commit cost is shared instead of paid per request.
 
-Batches are written on threads (`commit_off_loop` of the store: PostgreSQL up to 3 at
-once, one intake connection each, so the server flushes their WAL together; SQLite
-one, as its file takes one writer). The loop only queues deliveries and, once per
-batch, settles the batch's futures and calls `on_commit` (metrics, one log line): the
-compression and the insert release the GIL, so under load they run on the second
-core while the loop goes on reading requests (bench/bench_intake_wrk.py). A store
-without `commit_off_loop` is written on the loop, right after the callbacks that
-are ready in the current iteration have queued their deliveries.
+A store whose commit waits on a server (PostgreSQL) sets `commit_off_loop` to N: up
+to N batches are written at once on threads, one intake connection each, so the
+server flushes their WAL together, while the loop goes on reading requests
+(bench/bench_intake_wrk.py). Otherwise (SQLite) batches are written on the loop,
+right after the callbacks that are ready in the current iteration have queued their
+deliveries. Either way the loop, once per batch, settles the batch's futures and
+calls `on_commit` (metrics, one log line).
 """
 
 from __future__ import annotations
