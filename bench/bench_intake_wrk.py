@@ -15,8 +15,12 @@ wrk (Debian's package) posts the vendored real `pull_request.synchronize` payloa
 The script counts the 202s wrk received; afterwards the deliveries table is counted:
 every 202 must be a committed row (`committed >= accepted`; wrk stops with requests in
 flight, which may be committed without wrk seeing their 202). p50/p99 are wrk's
-latency percentiles. Writes bench/out/intake_wrk.json; prints the table for
-BENCHMARKS.md.
+latency percentiles. CPU per request: the server process (all its threads) and, for
+`postgresql`, every PostgreSQL server process, over the wrk run (/proc), divided by
+the requests wrk completed. On a machine busier than its cores, the throughput ratio
+flatters a target with more runnable threads or processes (the scheduler shares the
+cores among them), so read it next to the CPU per request. Writes
+bench/out/intake_wrk.json; prints the table for BENCHMARKS.md.
 """
 
 from __future__ import annotations
@@ -101,11 +105,33 @@ def _wrk(port: int, seconds: float, connections: int, work: Path) -> dict[str, A
     return result
 
 
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _postgres_cpu_seconds() -> float:
+    total = 0.0
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if (entry / "comm").read_text().strip() == "postgres":
+                    total += _cpu_seconds(int(entry.name))
+            except (OSError, ValueError):
+                continue  # the process ended meanwhile
+    return total
+
+
 def _run(name: str, argv: list[str], env: dict[str, str], db: str | None,
          args: argparse.Namespace, work: Path) -> dict[str, Any]:
     proc, port = _start(argv, env, work / f"{name}.log")
     try:
+        server0, pg0 = _cpu_seconds(proc.pid), _postgres_cpu_seconds()
         result = _wrk(port, args.seconds, args.connections, work)
+        server, pg = _cpu_seconds(proc.pid) - server0, _postgres_cpu_seconds() - pg0
+        result["server_us"] = server / max(result["requests"], 1) * 1e6
+        result["postgres_us"] = pg / max(result["requests"], 1) * 1e6
+        result["loadavg"] = os.getloadavg()[0]
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=120)
@@ -118,7 +144,9 @@ def _run(name: str, argv: list[str], env: dict[str, str], db: str | None,
         if result["committed"] < result["accepted"]:
             raise SystemExit(f"{name}: acknowledged deliveries are missing: {result}")
     print(f"{name:<14} {result['rps']:7.0f} req/s (202s)  p50 {result['p50_ms']:6.1f} ms  "
-          f"p99 {result['p99_ms']:6.1f} ms  other {result['other']}  errors {result['errors']}"
+          f"p99 {result['p99_ms']:6.1f} ms  CPU {result['server_us']:4.0f}+"
+          f"{result['postgres_us']:.0f} us/req  load {result['loadavg']:.1f}  "
+          f"other {result['other']}  errors {result['errors']}"
           + (f"  committed {result['committed']} >= {result['accepted']}" if db else ""),
           flush=True)
     return result
@@ -163,23 +191,28 @@ def main() -> int:
                                                         strict=True)]
         summary[backend] = {
             "rps": statistics.median(r["rps"] for r in trials[backend]),
+            "cpu_us": statistics.median(r["server_us"] + r["postgres_us"]
+                                        for r in trials[backend]),
             "p99_ms": statistics.median(r["p99_ms"] for r in trials[backend]),
             "ratio": statistics.median(ratios), "ratios": ratios,
         }
     summary["minimal"] = {"rps": statistics.median(r["rps"] for r in trials["minimal"]),
+                          "cpu_us": statistics.median(r["server_us"] for r in trials["minimal"]),
                           "p99_ms": statistics.median(r["p99_ms"] for r in trials["minimal"])}
     OUT.mkdir(exist_ok=True)
     (OUT / "intake_wrk.json").write_text(json.dumps({
         "meta": {**vars(args), "machine": machine(), "date": time.strftime("%Y-%m-%d"),
                  "loadavg": os.getloadavg()},
         "trials": trials, "summary": summary}, indent=2))
-    print("\n| target | 202/s (median) | p99 ack | ratio to minimal (median of runs) |")
-    print("|---|---|---|---|")
+    print("\n| target | 202/s (median) | p99 ack | CPU µs/request (server + PostgreSQL) |"
+          " ratio to minimal (median of runs) |")
+    print("|---|---|---|---|---|")
     print(f"| minimal HMAC-and-202 | {summary['minimal']['rps']:,.0f} | "
-          f"{summary['minimal']['p99_ms']:.1f} ms | 1 |")
+          f"{summary['minimal']['p99_ms']:.1f} ms | {summary['minimal']['cpu_us']:.0f} | 1 |")
     for backend in ("sqlite", "postgresql"):
         s = summary[backend]
         print(f"| serve, {backend} | {s['rps']:,.0f} | {s['p99_ms']:.1f} ms | "
+              f"{s['cpu_us']:.0f} | "
               f"**{s['ratio']:.2f}** ({', '.join(f'{r:.2f}' for r in s['ratios'])}) |")
     return 0
 

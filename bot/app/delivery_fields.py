@@ -105,13 +105,15 @@ def scan_prefix(body: bytes) -> ScannedPrefix | None:
     return ScannedPrefix(match.group(1).decode(), None if number is None else int(number))
 
 
-def scan_pull_request(body: bytes, prefix: ScannedPrefix) -> DeliveryFields | None:
-    """Repository, number and head SHA of a pull_request payload, or None (parse it)."""
+def scan_pull_request(body: bytes, prefix: ScannedPrefix, *,
+                      head: bool = True) -> DeliveryFields | None:
+    """Repository, number and head SHA of a pull_request payload, or None (parse it).
+    `head=False` leaves the head SHA out (None): intake only needs the debounce key."""
     if prefix.number is None:
         return None
     repo = _top_level_repository(body)
-    head_sha = _head_sha(body)
-    if repo is None or head_sha is None:
+    head_sha = _head_sha(body) if head else None
+    if repo is None or (head and head_sha is None):
         return None
     return DeliveryFields(repo, prefix.number, head_sha)
 

@@ -84,8 +84,8 @@ class Metrics:
         self._watched.add(id(store))
         self.registry.register(_QueueCollector(store))
 
-    def delivery_received(self, event: str, outcome: str) -> None:
-        self._received.labels(label(event), outcome).inc()
+    def delivery_received(self, event: str, outcome: str, count: int = 1) -> None:
+        self._received.labels(label(event), outcome).inc(count)
 
     def delivery_processed(self, event: str, outcome: str) -> None:
         self._processed.labels(label(event), outcome).inc()

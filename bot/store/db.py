@@ -87,6 +87,16 @@ class Db:
             cursor: Cursor = self._conn.execute(self.sql(text), params)
             return cursor
 
+    def executemany(self, text: str, rows: Sequence[Sequence[Any]]) -> None:
+        if not rows:
+            return
+        with self.lock:
+            self._check_connection()
+            if self.postgres:
+                self._conn.cursor().executemany(self.sql(text), rows)
+            else:
+                self._conn.executemany(text, rows)
+
     def executescript(self, statements: Sequence[str]) -> None:
         with self.lock:
             for statement in statements:
@@ -112,6 +122,10 @@ class Db:
                 self._conn.execute("ROLLBACK")
                 raise
             self._conn.execute("COMMIT")
+
+    def reconnect_if_dropped(self) -> None:
+        """For a caller holding `lock` that talks to `raw` itself (PostgreSQL's COPY)."""
+        self._check_connection()
 
     def _check_connection(self) -> None:
         if self.postgres and self._conn.closed and self._reopen is not None and not self.closing:

@@ -5,34 +5,40 @@ transaction holding its delivery has committed, so a `202` is never sent for a
 delivery that is not on disk. Requests that arrive while a batch is being written
 form the next batch, so the per-commit cost is shared instead of paid per request.
 
-SQLite batches are written on the event loop, right after the callbacks that are
-ready in the current iteration have queued their deliveries: a dedicated writer thread
-was measured slower there (thread hand-offs cost more than the short SQLite commits).
-A store whose commit is a network round trip plus a remote WAL flush (PostgreSQL)
-sets `commit_off_loop` to N: up to N batches are written at once on threads (one
-intake connection each; the server flushes their WAL together), while the loop goes
-on reading requests into the next batch (bench/bench_intake_wrk.py).
+A store whose commit waits on a server (PostgreSQL) sets `commit_off_loop` to N: up
+to N batches are written at once on threads, one intake connection each, so the
+server flushes their WAL together, while the loop goes on reading requests
+(bench/bench_intake_wrk.py). Otherwise (SQLite) batches are written on the loop,
+right after the callbacks that are ready in the current iteration have queued their
+deliveries. Either way the loop, once per batch, settles the batch's futures and
+calls `on_commit` (metrics, one log line).
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from bot.store.base import NewDelivery, Store
 
 _Waiter = tuple[NewDelivery, "asyncio.Future[bool]"]
+# Called on the loop once per committed batch: the deliveries and, per delivery,
+# whether it was new (False: its id was already stored).
+OnCommit = Callable[[Sequence[NewDelivery], Sequence[bool]], None]
 
 
 class GroupCommitter:
-    def __init__(self, store: Store, *, max_batch: int = 512) -> None:
+    def __init__(self, store: Store, *, max_batch: int = 512,
+                 on_commit: OnCommit | None = None) -> None:
         self._store = store
         self._max_batch = max_batch
+        self.on_commit = on_commit  # settable: the web app installs its own
         self._waiting: list[_Waiter] = []
         self._busy = False
         self.batches = 0  # commits made, for the benchmark and tests
         self.rows = 0
         self._writers: set[asyncio.Task[None]] = set()  # off-loop writers at work
+        self._active = 0  # of them, not yet past their last look at `_waiting`
 
     async def add(self, delivery: NewDelivery) -> bool:
         """Queue `delivery` durably; False if its delivery id was already stored."""
@@ -41,9 +47,10 @@ class GroupCommitter:
         self._waiting.append((delivery, future))
         writers = int(getattr(self._store, "commit_off_loop", 0))
         if writers:
-            if len(self._writers) < writers:
+            if self._active < writers:
+                self._active += 1
                 task = loop.create_task(self._flush_off_loop())
-                self._writers.add(task)
+                self._writers.add(task)  # a strong reference while it runs
                 task.add_done_callback(self._writers.discard)
         elif not self._busy:
             self._busy = True
@@ -71,28 +78,35 @@ class GroupCommitter:
                 except Exception as exc:
                     _settle(batch, None, exc)
                 else:
-                    _settle(batch, results, None)
-                    self._count(batch)
+                    self._committed(batch, results)
         finally:
             self._busy = False
 
     async def _flush_off_loop(self) -> None:
         loop = asyncio.get_running_loop()
-        await asyncio.sleep(0)  # let the requests that are ready join this batch
-        while self._waiting:
-            batch = self._take()
-            try:
-                results = await loop.run_in_executor(
-                    None, self._store.add_deliveries, [d for d, _ in batch])
-            except Exception as exc:
-                _settle(batch, None, exc)
-            else:
-                _settle(batch, results, None)
-                self._count(batch)
+        try:
+            await asyncio.sleep(0)  # let the requests that are ready join this batch
+            while self._waiting:
+                batch = self._take()
+                try:
+                    results = await loop.run_in_executor(
+                        None, self._store.add_deliveries, [d for d, _ in batch])
+                except Exception as exc:
+                    _settle(batch, None, exc)
+                else:
+                    self._committed(batch, results)
+        finally:
+            # In the same step as the last look at `_waiting`: a delivery added after
+            # it finds a free writer slot. (Freed in the task's done callback, one loop
+            # iteration later, it would find none and wait forever.)
+            self._active -= 1
 
-    def _count(self, batch: Sequence[_Waiter]) -> None:
+    def _committed(self, batch: Sequence[_Waiter], results: Sequence[bool]) -> None:
         self.batches += 1
         self.rows += len(batch)
+        _settle(batch, results, None)
+        if self.on_commit is not None:
+            self.on_commit([d for d, _ in batch], results)
 
 
 def _settle(

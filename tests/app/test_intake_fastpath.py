@@ -4,6 +4,7 @@ that only looks like JSON to it is dead-lettered by the worker, never handled.""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -104,6 +105,9 @@ def test_the_fast_path_finds_what_a_full_parse_finds(payload: dict[str, Any], st
     prefix = scan_prefix(body)
     assert prefix is not None and (prefix.action, prefix.number) == (action, fields.number)
     assert scan_pull_request(body, prefix) == fields
+    # What intake asks for: the debounce key only.
+    assert scan_pull_request(body, prefix, head=False) == dataclasses.replace(
+        fields, head_sha=None)
 
 
 KEYS = st.sampled_from(["pull_request", "repository", "head", "number", "x"]) | texts
@@ -166,6 +170,8 @@ def test_the_fast_path_covers_every_vendored_pull_request_payload(name: str) -> 
     prefix = scan_prefix(body)
     assert prefix is not None
     assert scan_pull_request(body, prefix) == reference(body)[1]
+    assert scan_pull_request(body, prefix, head=False) == dataclasses.replace(
+        reference(body)[1], head_sha=None)
 
 
 

@@ -14,6 +14,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -22,7 +23,7 @@ import pytest
 
 from bot.app.compose import confirm_bot_login
 from bot.app.settings import Settings, SettingsError
-from bot.store import connect
+from bot.store import connect, open_store
 from tests.app.helpers import SECRET, headers, payload_bytes, rsa_pem
 from tests.app.serve_kit import serve
 from tests.fakegithub import FakeGitHub
@@ -57,12 +58,14 @@ def environment(tmp_path: Path, mode: str) -> dict[str, str]:
 
 
 @contextmanager
-def server(tmp_path: Path, mode: str) -> Iterator[tuple[subprocess.Popen[bytes], str, Path]]:
+def server(tmp_path: Path, mode: str, **extra: str,
+           ) -> Iterator[tuple[subprocess.Popen[bytes], str, Path]]:
     log = tmp_path / f"serve-{time.monotonic_ns()}.log"
     with open(log, "wb") as err:
         proc = subprocess.Popen(
             [sys.executable, str(ENTRY), "--host", "127.0.0.1", "--port", "0"],
-            env=environment(tmp_path, mode), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=err,
+            env={**environment(tmp_path, mode), **extra}, cwd=ROOT,
+            stdout=subprocess.DEVNULL, stderr=err,
         )
     try:
         port: list[int] = []
@@ -148,6 +151,36 @@ def test_a_delivery_interrupted_by_kill_9_completes_exactly_once_after_restart(
     assert done is not None and done.status == "done" and done.attempts == 2
     assert store.counts() == {"pending": 0, "running": 0, "done": 1, "dead": 0, "superseded": 0}
     store.close()
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_every_202_survives_a_kill_9_right_after_it_and_is_handled_once(
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest,
+) -> None:
+    # Batches are written off the event loop (a thread; on PostgreSQL a binary COPY):
+    # a 202 must still mean committed, so SIGKILL as soon as the last one arrives.
+    db = request.getfixturevalue("pg_url") if backend == "postgresql" else str(
+        tmp_path / "app.db")
+    body = payload_bytes("pull_request.opened")
+    ids = [f"burst-{i}" for i in range(40)]
+    with server(tmp_path, "finish", CI_STABILITY_DB=db, CI_STABILITY_WORKERS="0") as (
+            proc, base, _):
+        with ThreadPoolExecutor(max_workers=16) as pool:
+            statuses = list(pool.map(lambda i: post(base, "pull_request", body, i), ids))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=TIMEOUT)
+    assert statuses == [202] * len(ids)
+    store = open_store(db)
+    assert store.counts()["pending"] == len(ids)
+    store.close()
+
+    with server(tmp_path, "finish", CI_STABILITY_DB=db) as (proc, base, _):
+        poll(lambda: sum(line.startswith("finish") for line in journal(tmp_path)) >= len(ids),
+             "every delivery to be handled after the restart")
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=TIMEOUT) == 0
+    assert sorted(journal(tmp_path)) == sorted(
+        [f"start {i} 1" for i in ids] + [f"finish {i}" for i in ids])
 
 
 def test_a_port_in_use_is_a_clear_error(tmp_path: Path) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import threading
+import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -104,6 +105,27 @@ def test_a_delivery_id_is_stored_once_and_its_payload_round_trips(store: SqlStor
     assert d.status == "pending" and d.attempts == 0
     assert store.get_delivery("small").payload == b"{}"  # type: ignore[union-attr]
     assert store.counts()["pending"] == 2
+
+
+def test_a_batch_of_new_ids_with_one_already_stored_is_refused_for_that_one_only(
+    store: SqlStore,
+) -> None:
+    # PostgreSQL writes a batch of distinct ids with COPY, which has no ON CONFLICT: a
+    # known id among them must send the batch the conflict-aware way, losing nothing.
+    add(store, "old")
+    batch = [NewDelivery(i, "pull_request", "opened", BODY, 1.0, 1.0) for i in ("c", "old", "d")]
+    assert store.add_deliveries(batch) == [True, False, True]
+    assert store.add_deliveries(batch[:1]) == [False]
+    assert store.counts()["pending"] == 3
+    assert store.get_delivery("d").payload == BODY  # type: ignore[union-attr]
+
+
+def test_rows_compressed_with_zlib_by_earlier_versions_still_read(store: SqlStore) -> None:
+    store.db.execute(
+        "INSERT INTO deliveries (id, event, payload, payload_encoding, received_at,"
+        " not_before, updated_at) VALUES (?, 'ping', ?, 'zlib', 1.0, 1.0, 1.0)",
+        ("legacy", zlib.compress(BODY, 1)))
+    assert store.get_delivery("legacy").payload == BODY  # type: ignore[union-attr]
 
 
 def test_a_batch_reports_duplicates_per_row(store: SqlStore) -> None:
@@ -283,6 +305,28 @@ def test_group_commit_batches_concurrent_inserts(open_db: OpenDb) -> None:
     assert results[:50] == [True] * 50 and results[50:] == [False] * 50
     assert committer.rows == 100 and committer.batches < 100
     assert store.counts()["pending"] == 50
+    store.close()
+
+
+def test_group_commit_takes_a_delivery_added_as_the_previous_batch_resolves(
+    open_db: OpenDb,
+) -> None:
+    # Each add() awaits the one before: it runs in the loop step right after its
+    # predecessor's batch committed, while that batch's writer is still winding down.
+    # It must still find a writer (it once waited forever: the slot was freed a step
+    # later). The timeout only turns such a hang into a failure.
+    store = open_db()
+    committer = GroupCommitter(store)
+
+    async def in_turn() -> list[bool]:
+        return [await committer.add(NewDelivery(f"seq{i}", "pull_request", "opened", BODY,
+                                                1.0, 1.0)) for i in range(5)]
+
+    async def scenario() -> list[bool]:
+        return await asyncio.wait_for(in_turn(), 60)
+
+    assert asyncio.run(scenario()) == [True] * 5
+    assert committer.batches == 5 and store.counts()["pending"] == 5
     store.close()
 
 

@@ -393,10 +393,9 @@ def test_intake_logs_are_json_with_context_and_never_the_secret(tmp_path: Path) 
         root.removeHandler(handler)
         root.setLevel(old_level)
     entries = [json.loads(line) for line in stream.getvalue().splitlines()]
-    queued = next(e for e in entries if e["msg"] == "delivery queued")
-    assert queued["delivery_id"] == "log-1" and queued["action"] == "synchronize"
-    assert (queued["repo"], queued["pr"]) == ("Codertocat/Hello-World", 2)
-    assert queued["head_sha"] == "ec26c3e57ca3a959ca5aad62de7213c562f8c821"
+    # One line per committed batch (not per request), naming each delivery by event.
+    queued = next(e for e in entries if e["msg"] == "deliveries queued")
+    assert queued["deliveries"] == {"pull_request": ["log-1"]} and queued["count"] == 1
     assert any(e["msg"] == "webhook rejected" and e["status"] == 401 for e in entries)
     assert SECRET not in stream.getvalue()
 
