@@ -153,19 +153,17 @@ def test_a_restarted_single_process_store_wakes_the_waiters_of_the_dead_holder(
     replicas never drop leases at start: there the lease expiry frees them, tested above.)"""
     store = connect(tmp_path / "bot.db")
     assert not store.shared
-    clock, metrics, handled = FakeClock(), Metrics(), []
-
-    async def handler(d: Delivery, payload: object) -> None:
-        handled.append(d.id)
-
-    async def scenario() -> None:
-        ids = _queue(store, clock)
-        assert store.lease_pr(*PR, "dead-process", clock.now)
-        worker = Worker(store, handler, metrics=metrics, clock=clock)
-        assert await _drain(worker) == QUEUED and handled == []  # all asleep behind it
-        assert store.requeue_running() == 0  # what a restarted `serve` runs at start
-        assert await _drain(worker) == QUEUED  # no lease waited out
-        assert handled == ids
-
-    asyncio.run(scenario())
+    clock = FakeClock()
+    handled: list[str] = []
+    ids = _queue(store, clock)
+    assert store.lease_pr(*PR, "dead-process", clock.now)
+    worker = Worker(store, lambda d, payload: _record(handled, d), clock=clock)
+    assert asyncio.run(_drain(worker)) == QUEUED and handled == []  # asleep behind it
+    assert store.requeue_running() == 0  # what a restarted `serve` runs at start
+    assert asyncio.run(_drain(worker)) == QUEUED  # no lease waited out
+    assert handled == ids
     store.close()
+
+
+async def _record(handled: list[str], d: Delivery) -> None:
+    handled.append(d.id)
