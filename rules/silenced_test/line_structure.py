@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterator
+from functools import cached_property
 
 from bot.core.snapshot import ChangedFile
 from rules.analysis.lines import MAX_LINE, code_part, indent_width, known_lines
@@ -58,9 +59,14 @@ class KnownLines:
         self.changed = changed
         self.lines = known_lines(changed)
         self.added = changed.added_line_numbers
-        # Per added line: its hunk's removed lines, as a set and indexed by 8-char prefix.
-        self.removed: dict[int, tuple[frozenset[str], dict[str, list[str]]]] = {}
-        for hunk in changed.hunks:
+        self._parents: dict[int, tuple[str, int] | None] = {}
+
+    @cached_property
+    def removed(self) -> dict[int, tuple[frozenset[str], dict[str, list[str]]]]:
+        """Per added line: its hunk's removed lines, as a set and indexed by 8-char
+        prefix (built on first use: a file read only for removed tests never asks)."""
+        found: dict[int, tuple[frozenset[str], dict[str, list[str]]]] = {}
+        for hunk in self.changed.hunks:
             lines = [ln.text.strip() for ln in hunk.removed]
             index: dict[str, list[str]] = {}
             for old in lines:
@@ -68,8 +74,8 @@ class KnownLines:
             facts = (frozenset(lines), index)
             for ln in hunk.added:
                 if ln.new_no is not None:
-                    self.removed[ln.new_no] = facts
-        self._parents: dict[int, tuple[str, int] | None] = {}
+                    found[ln.new_no] = facts
+        return found
 
     def get(self, n: int) -> str | None:
         text = self.lines.get(n)
@@ -152,12 +158,23 @@ class SilencingView(KnownLines):
         super().__init__(changed)
         self.moved = moved  # removed lines of the whole PR: a line added back was moved
         self.failing = failing  # the PR says it silences tests because they fail
-        # Which hints occur at all: most files have none, so most lines skip every regex.
-        self.hints = tuple(h for h in _YAML_HINTS if h in lowered)
-        self.skippy = any(h in lowered for h in _SKIP_HINTS)
-        self.args = any(h in known for h in ARG_HINTS)
+        self._known, self._lowered = known, lowered
         self._runs: Counter[str] | None = None
         self._side_runs: dict[str, Runs] = {}
+
+    # Which hints occur at all: most files have none, so most lines skip every regex.
+    # Each is searched for on first use: a file read only for removed tests never asks.
+    @cached_property
+    def hints(self) -> tuple[str, ...]:
+        return tuple(h for h in _YAML_HINTS if h in self._lowered)
+
+    @cached_property
+    def skippy(self) -> bool:
+        return any(h in self._lowered for h in _SKIP_HINTS)
+
+    @cached_property
+    def args(self) -> bool:
+        return any(h in self._known for h in ARG_HINTS)
 
     def runs_of(self, which: str) -> Runs:
         """The test commands the base or head side of this file runs (parsed on need)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from bot.core.snapshot import ChangedFile
 from rules.analysis.lines import sides
@@ -32,6 +32,7 @@ _TOKEN_RE = re.compile(r"[^\s\"'`;|&()]+")
 _IGNORE_RE = re.compile(r"--(?:ignore(?:-glob)?|deselect)(?:=|\s+)[\"']?([^\s\"';]+)")
 
 
+@lru_cache(maxsize=4096)  # the same line recurs (per step, per file, per side)
 def command(text: str) -> str | None:
     """The test command on a shell or YAML line (`- run: pytest …`), normalized, or None."""
     code = _PREFIX_RE.sub("", text.strip(), count=1)

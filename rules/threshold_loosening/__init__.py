@@ -30,7 +30,7 @@ from rules.threshold_loosening.gates import dropped_asserts, gate_loosenings
 from rules.threshold_loosening.items import same_item
 from rules.threshold_loosening.messages import NOUNS, Loose, cut, describe_loosening, repeat_key
 from rules.threshold_loosening.odd_values import odd_value
-from rules.threshold_loosening.removed import dropped, key_of, over_default
+from rules.threshold_loosening.removed import AddedLines, dropped, key_of, over_default
 
 _CALL_HEAD_RE = re.compile(r"([A-Za-z_][\w.]*)\s*\(")
 _MAX_ENTRY_FILES = 200  # files read for removed eval entries per review
@@ -108,7 +108,7 @@ class ThresholdLoosening(Rule):
         description = Description(ctx.snapshot.text)
         words = AddedWords(ctx.snapshot.files)
         code = CodeKnowledge(ctx.snapshot)
-        added: set[str] | None = None  # stripped added lines of the PR (moved settings)
+        added = AddedLines(ctx.snapshot.files)  # the PR's added lines (moved settings)
         entry_budget = _MAX_ENTRY_FILES
         for changed in ctx.files():
             if changed.status in ("added", "copied"):
@@ -154,9 +154,7 @@ class ThresholdLoosening(Rule):
                     old = change.old.shown if change.old is not None else ""
                     found.append(Loose(kind, new.raw, old, new.shown, new.line, new.lines,
                                         new.name, note, kind == "malformed"))
-                if added is None and hunk.removed:
-                    added = {ln.text.strip() for f in ctx.snapshot.files for ln in f.added_lines}
-                for drop in dropped(changed, hunk, categories, wanted, code, added or set()):
+                for drop in dropped(changed, hunk, categories, wanted, code, added):
                     note = (f"; the code's default {drop.default} applies instead"
                             if drop.default is not None else "")
                     found.append(Loose("dropped", drop.setting.raw, drop.setting.shown, "",

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from bot.core.snapshot import Hunk
-from rules.analysis.lines import MAX_LINE, code_part
+from rules.analysis.lines import MAX_LINE, code_part, side_text, sides
 
 _NAME_RE = re.compile(r"[A-Za-z_][\w.]*")
 _ABS_RE = re.compile(r"(?<![\w.])(?:(?:torch|np|numpy|math|jnp)\.)?f?abs\s*\(")
@@ -49,9 +49,10 @@ def rewritten_checks(hunk: Hunk) -> Iterator[Rewritten]:
     """
     if not hunk.removed or not hunk.added:
         return
-    # Only an `abs` that goes or a `round` that comes can be read here: one search each.
-    if "abs" not in "".join(line.text for line in hunk.removed) and \
-            "round" not in "".join(line.text for line in hunk.added):
+    # Only an `abs` that goes or a `round` that comes can be read here: one search of
+    # each side's joined text (kept with the side; context lines only widen the test).
+    old_side, new_side = sides(hunk)
+    if "abs" not in side_text(old_side)[1] and "round" not in side_text(new_side)[1]:
         return
     two_sided: dict[frozenset[str], list[str]] = {}
     exact: dict[frozenset[str], list[str]] = {}

@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 from bot.core.snapshot import Hunk
 from rules.analysis.knobs import Categories, normalize, number
-from rules.analysis.lines import MAX_LINE
+from rules.analysis.lines import MAX_LINE, side_text, sides
 
 _ENV_DEFAULT_RE = re.compile(
     r"(?:environ\.get|getenv)\(\s*[\"']([A-Za-z_]\w{0,80})[\"']\s*,\s*"
@@ -39,8 +39,8 @@ def _defaults(texts: list[tuple[int | None, str]]) -> dict[str, tuple[int | None
 
 
 def env_default_loosenings(hunk: Hunk, categories: Categories) -> Iterator[EnvDefault]:
-    if not hunk.removed or not hunk.added:
-        return
+    if not hunk.removed or not hunk.added or "env" not in side_text(sides(hunk)[1])[1]:
+        return  # one search of the head side's joined text: most hunks read no env var
     news = _defaults([(line.new_no, line.text) for line in hunk.added])
     if not news:
         return

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from bot.core.snapshot import Hunk
 from rules.analysis.knobs import number
 from rules.analysis.lines import MAX_LINE, SideLine, side_text, sides
+from rules.analysis.memo import memoized
 
 _SPACE_RE = re.compile(r"\s+")
 _NUM = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
@@ -97,13 +98,23 @@ def _gates(side: Sequence[SideLine]) -> list[_Gate]:
 def _may_gate(side: Sequence[SideLine]) -> bool:
     """Whether any line of the side can hold an assertion `_gates` reads (most can't)."""
     _, joined = side_text(side)
+    if "assert" not in joined:
+        return False  # a substring test first: the regex tries every position
     return ("assertGreater" in joined or "assertLess" in joined
             or _ASSERT_START_RE.search(joined) is not None)
 
 
+@memoized
+def _may_gate_sides(hunk: Hunk) -> tuple[bool, bool]:
+    """`_may_gate` of the base and head side, asked by both readers below."""
+    old_side, new_side = sides(hunk)
+    return _may_gate(old_side), _may_gate(new_side)
+
+
 def gate_loosenings(hunk: Hunk) -> Iterator[tuple[_Gate, _Gate]]:
     old_side, new_side = sides(hunk)
-    if not _may_gate(new_side) or not _may_gate(old_side):
+    old_may, new_may = _may_gate_sides(hunk)
+    if not new_may or not old_may:
         return
     news = [g for g in _gates(new_side) if g.changed and not _BUDGET_RE.search(g.subject)]
     if not news:
@@ -143,7 +154,7 @@ def dropped_asserts(hunk: Hunk) -> Iterator[tuple[_Gate, int]]:
     subject stays, and the bound is on no added line), with the nearest head line.
     A hunk that deletes a test function is a deleted test, not a deleted gate."""
     old_side, new_side = sides(hunk)
-    if not _may_gate(old_side):
+    if not _may_gate_sides(hunk)[0]:
         return
     olds = [g for g in _gates(old_side) if g.changed and _measures(g.subject)]
     if not olds or any(_DEF_START_RE.match(line.text) for line in hunk.removed):

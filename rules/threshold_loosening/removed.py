@@ -12,8 +12,9 @@ removed; keys the code documents as warnings-only are not gates.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from bot.core.snapshot import ChangedFile, Hunk
 from rules.analysis.knobs import Categories, Setting, extract, holds_yaml_keys, number
@@ -29,6 +30,18 @@ class Dropped:
     setting: Setting
     line: int  # the nearest head line
     default: str | None  # the code default as written
+
+
+class AddedLines:
+    """The PR's added lines, stripped (a setting set again elsewhere was moved, not
+    removed): built when a hunk first gets that far, which most reviews never do."""
+
+    def __init__(self, files: Sequence[ChangedFile]) -> None:
+        self._files = files
+
+    @cached_property
+    def stripped(self) -> frozenset[str]:
+        return frozenset(ln.text.strip() for f in self._files for ln in f.added_lines)
 
 
 def key_of(setting: Setting) -> str:
@@ -55,7 +68,7 @@ def _in_removed_block(side: list[tuple[int, str, bool]], pos: int) -> bool:
 
 def dropped(
     changed: ChangedFile, hunk: Hunk, categories: Categories, wanted: Callable[[str], bool],
-    code: CodeKnowledge, added: Collection[str],
+    code: CodeKnowledge, pr_added: AddedLines,
 ) -> Iterator[Dropped]:
     """Gates (and sample counts over a smaller default) this hunk removes."""
     if not hunk.removed or not holds_yaml_keys(changed.path):
@@ -78,6 +91,7 @@ def dropped(
             continue
         if _in_removed_block(old_side, setting.pos):
             continue
+        added = pr_added.stripped
         if old_side[setting.pos][1].strip() in added or _revalued(setting, added) or \
                 any(_same_value(setting.value, ln.text) for ln in hunk.added):
             continue  # moved to another place of the PR, or renamed in place
