@@ -67,7 +67,11 @@ def _names(comment: str, setting: Setting) -> bool:
 def own_comment(changed: ChangedFile, setting: Setting) -> tuple[int, str] | None:
     """A prose comment near the setting that is about it (see the module docstring)."""
     first, last = min(setting.lines), max(setting.lines)
+    head = known_lines(changed)
     for n in range(max(1, first - _RADIUS), last + _RADIUS + 1):
+        text = head.get(n)
+        if text is None or "#" not in text:
+            continue  # no comment on the line: what `adjacent_comment` finds first, cheaply
         found = adjacent_comment(changed, (n,), radius=0)
         if found is None:
             continue

@@ -11,6 +11,7 @@ it and no base file defines it (the view's symbol search).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from bot.core.snapshot import LineKind, PullRequestSnapshot
 from rules.analysis.knobs import Setting, normalize
@@ -45,13 +46,19 @@ def introduced_names(snapshot: PullRequestSnapshot) -> frozenset[str]:
                 if line.kind is LineKind.REMOVED:
                     removed.append(line.text)
                 elif line.kind is LineKind.ADDED and "_" in line.text:
-                    match = _DEFINES_RE.search(line.text[:400])
-                    if match:
-                        defined.update(g for g in match.groups() if g)
+                    defined.update(_defines(line.text[:400]))
         before = "\n".join(removed) + "\n" + (changed.base_text or "")[:_MAX_BASE]
         found.update(normalize(name) for name in defined
                      if re.search(rf"\b{re.escape(name)}\b", before) is None)
     return frozenset(found)
+
+
+@lru_cache(maxsize=8192)
+def _defines(text: str) -> tuple[str, ...]:
+    """The names one added line defines: a pure function of the line, and lines repeat
+    across a PR's files (one signature per test, the same field in sibling configs)."""
+    match = _DEFINES_RE.search(text)
+    return tuple(g for g in match.groups() if g) if match else ()
 
 
 def known_before(snapshot: PullRequestSnapshot, path: str, setting: Setting) -> bool:

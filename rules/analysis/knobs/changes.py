@@ -28,6 +28,7 @@ _NEW_UNIT_RE = re.compile(
 _NEW_UNIT_LINES_RE = re.compile(
     r"^[^\S\n]*(?:(?:async[^\S\n]+)?def[^\S\n]|class[^\S\n]"
     r"|-[^\S\n]+(?:label|name|key|id|group)[^\S\n]*:|runs-on[^\S\n]*:)", re.M)
+_UNIT_KEYS = ("label", "name", "key", "id", "group")  # the `- key:` alternatives above
 _KIND, _TEXT, _NEW_NO = itemgetter(0), itemgetter(1), itemgetter(3)  # of a DiffLine
 
 
@@ -136,7 +137,7 @@ def new_unit_lines(hunk: Hunk) -> frozenset[int]:
     joined = "\n".join(texts)
     if joined.count("\n") + 1 != len(texts):
         return _new_unit_lines_slowly(hunk)  # no added line, or one holding a newline
-    if _NEW_UNIT_LINES_RE.search(joined) is None:
+    if not _may_start_unit(joined) or _NEW_UNIT_LINES_RE.search(joined) is None:
         return frozenset()  # most hunks: one search over every added line
     # A run is the added lines between two context lines (removed lines don't end it);
     # the kinds are one-character strings, so runs are the pieces between spaces.
@@ -154,6 +155,13 @@ def new_unit_lines(hunk: Hunk) -> frozenset[int]:
             result.update(cast("list[int]", numbers[first : first + size]))
         first += size
     return frozenset(result)
+
+
+def _may_start_unit(text: str) -> bool:
+    """Whether `text` holds the words every `_NEW_UNIT_LINES_RE` match contains (a few
+    substring tests, which spare the regex's scan of a step list or a config)."""
+    return "def" in text or "class" in text or "runs-on" in text or ("-" in text and any(
+        word in text for word in _UNIT_KEYS))
 
 
 def _new_unit_lines_slowly(hunk: Hunk) -> frozenset[int]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from dataclasses import dataclass
+from operator import attrgetter
 
 from bot.core.snapshot import ChangedFile, LineKind
 from rules.analysis.memo import memoized
@@ -24,6 +25,7 @@ _KEYED_OPENER_RE = re.compile(r"^\s*[\"']?[\w.$/-]+[\"']?\s*[:=]\s*(?:\{|dict\(|
 _ELEMENT_RE = re.compile(r"^\s*(?:[{(]|dict\(|(?:pytest\.)?param\()")
 _NUMBER_RE = re.compile(r"\d+(?:\.\d+)?")
 _BARE = frozenset({"{", "(", "[", "- {", "dict("})
+_NEW_NO, _OLD_NO = attrgetter("new_no"), attrgetter("old_no")
 _MAX_WALK = 4000  # lines walked up from a setting to find its entry
 
 
@@ -46,15 +48,17 @@ def _skip(text: str) -> bool:
 @memoized
 def _side(changed: ChangedFile, head: bool) -> _Side:
     full = changed.head_lines if head else changed.base_lines
-    kind = LineKind.ADDED if head else LineKind.REMOVED
-    marked = frozenset(
-        n for hunk in changed.hunks for line in hunk.lines if line.kind is kind
-        and (n := (line.new_no if head else line.old_no)) is not None)
+    # The changed lines' numbers, read at C speed from the file's (cached) added or
+    # removed lines.
+    marked = frozenset(map(_NEW_NO if head else _OLD_NO,
+                           changed.added_lines if head else changed.removed_lines)) - {None}
     if full is not None:
-        texts = {i: t for i, t in enumerate(full, 1)}
+        return _Side(tuple(range(1, len(full) + 1)), dict(enumerate(full, 1)), marked)
+    if head:
+        texts = changed.patch_head_lines  # the same mapping, already built: read-only here
     else:
         texts = {n: line.text for hunk in changed.hunks for line in hunk.lines
-                 if (n := (line.new_no if head else line.old_no)) is not None}
+                 if (n := line.old_no) is not None}
     return _Side(tuple(sorted(texts)), texts, marked)
 
 

@@ -59,14 +59,23 @@ class KnobFilter:
             self._seen.clear()
             self._hits.clear()
         runs = _runs(text)
+        hits, names = self._hits, self._names
         # Set operations keep the per-token Python work to runs never seen before; a
-        # run is looked at once, whatever it starts with (see `_word`).
-        for run in runs - self._seen:
-            word = _word(run)
-            if word and self.names_knob(word):
-                self._hits[run] = word
-            self._seen.add(run)
-        return list({self._hits[run] for run in runs & self._hits.keys()})
+        # run is looked at once, whatever it starts with (see `_word`). `_word` and
+        # `names_knob` are inlined: this loop runs for every new word of a large PR.
+        fresh = runs - self._seen
+        for run in fresh:
+            word = run if run[0].isalpha() else run.lstrip(_NOT_LETTER_LEAD)
+            if not word:
+                continue
+            name = word.lower().replace("_", "-")
+            hit = names.get(name)
+            if hit is None:
+                hit = self(name)
+            if hit or (self._value and name == "value"):
+                hits[run] = word
+        self._seen.update(fresh)
+        return list({hits[run] for run in runs & hits.keys()})
 
 
 # ASCII text splits into `[\w-]` runs at C speed: every other character becomes a space.

@@ -74,24 +74,32 @@ def _candidates(
     """Indices of the lines that contain one of `words` and are changed or just above
     a change (a flag on a context line whose value line below it changed), in order.
 
-    One regex pass over the side instead of one per line: the words hold no newline,
-    so no match spans two lines.
+    A substring search per word (at C speed, one hit per line) instead of a regex
+    alternation over the side: the words hold no newline, so the lines holding an
+    occurrence are exactly the lines an alternation's matches fall on.
     """
-    pattern = re.compile("|".join(re.escape(w) for w in sorted(words)))  # one cache entry per set
-    # A match's line is the count of newlines before it when no line holds one (the
+    hits: list[int] = []
+    for word in words:
+        at = joined.find(word)
+        while at >= 0:
+            hits.append(at)
+            end = joined.find("\n", at + len(word))
+            at = joined.find(word, end + 1) if end >= 0 else -1
+    hits.sort()
+    # A hit's line is the count of newlines before it when no line holds one (the
     # usual case, checked in one pass): no table of line starts to build for the few
-    # matches a side has.
+    # hits a side has.
     starts = (None if joined.count("\n") == len(texts) - 1
               else list(accumulate([len(t) + 1 for t in texts], initial=0)))
     size = len(side)
     found: list[int] = []
     i = at = 0
-    for match in pattern.finditer(joined):
+    for start in hits:
         if starts is None:
-            i += joined.count("\n", at, match.start())
-            at = match.start()
+            i += joined.count("\n", at, start)
+            at = start
         else:
-            i = bisect_right(starts, match.start()) - 1
+            i = bisect_right(starts, start) - 1
         if found and found[-1] == i:
             continue
         if any(side[j][2] for j in range(i, min(i + 4, size))):

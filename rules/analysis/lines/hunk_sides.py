@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import itemgetter
 
 from bot.core.snapshot import Hunk, LineKind
 from rules.analysis.lines.known import MAX_LINE
@@ -10,6 +11,7 @@ from rules.analysis.memo import memoized
 
 # (line number on this side, text, whether the line is added/removed rather than context)
 SideLine = tuple[int, str, bool]
+_TEXT = itemgetter(1)
 
 
 class Side(list[SideLine]):
@@ -22,7 +24,9 @@ def side_text(side: Sequence[SideLine]) -> tuple[list[str], str]:
     """A side's lines cut to `MAX_LINE`, and joined with newlines for one-pass searches."""
     if isinstance(side, Side) and side.text is not None:
         return side.text
-    texts = [text[:MAX_LINE] for _, text, _ in side]
+    texts = list(map(_TEXT, side))  # C-level: every hunk side of a PR comes through here
+    if max(map(len, texts), default=0) > MAX_LINE:
+        texts = [text[:MAX_LINE] for text in texts]
     found = texts, "\n".join(texts)
     if isinstance(side, Side):
         side.text = found
