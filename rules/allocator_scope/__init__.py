@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 from bot.core.findings import Confidence, Finding, Severity
 from bot.core.snapshot import ChangedFile, DiffLine, PullRequestSnapshot
 from rules.allocator_scope.allocconf import OPTIONS, check_value
-from rules.allocator_scope.convention import moved, sibling_share
+from rules.allocator_scope.convention import convention, moved
 from rules.allocator_scope.setting_scope import Scope, SettingScopes
 from rules.analysis.lines import comment_near
 from rules.analysis.prtext import description_explains
@@ -61,6 +61,10 @@ class AllocatorScope(Rule):
     Also Dockerfile `ENV`, `os.environ[...]`/`monkeypatch.setenv` in `conftest.py` or
     shared test helpers, `export` in a shared CI script (warning); a scoped setting
     with no adjacent comment and no explanation in the description (notice).
+    Not when it is the repository's convention: the same value moved here from another
+    file, or already set by sibling files at the base revision (any sibling for a broad
+    scope; for one config, most siblings, a recipe shared by a third of them and at least
+    three, or the base config a variant such as `Model-A3.yaml` is named after).
 
     Prefer
     ------
@@ -168,10 +172,10 @@ class _FileCheck:
             path = self.changed.path
             if moved(self.snapshot, path, setting.var, setting.value):
                 return  # it moved here with what needs it: not a new decision
-            share = sibling_share(self.snapshot, path, setting.var, setting.value)
-            if share is not None and share[0] and (scope.broad or 2 * share[0] >= share[1]):
+            shared = convention(self.snapshot, path, setting.var, setting.value, scope.broad)
+            if shared:
                 return  # the siblings set the same: the repository's convention
-            if share is None and not scope.broad:
+            if shared is None and not scope.broad:
                 confidence = Confidence.MEDIUM  # no repository context to check conventions
         shown = f"{setting.var}={setting.value}" if setting.value else setting.var
         if setting.var == "_set_allocator_settings":

@@ -16,9 +16,16 @@ MAX_SIBLINGS = 32
 
 def sibling_texts(snapshot: PullRequestSnapshot, path: str) -> list[str] | None:
     """Base-revision texts of the files next to `path` with its extension (bounded)."""
+    files = sibling_files(snapshot, path)
+    return None if files is None else [text for _, text in files]
+
+
+def sibling_files(snapshot: PullRequestSnapshot,
+                  path: str) -> list[tuple[str, str]] | None:
+    """(path, base-revision text) of the files next to `path` with its extension."""
     folder = PurePosixPath(path).parent
     suffix = PurePosixPath(path).suffix
-    texts: list[str] = []
+    texts: list[tuple[str, str]] = []
     # Siblings this PR also changes are read from the snapshot: a view bounded to a
     # few files per directory may not hold them.
     in_pr: set[str] = set()
@@ -28,7 +35,7 @@ def sibling_texts(snapshot: PullRequestSnapshot, path: str) -> list[str] | None:
             continue
         in_pr.add(changed.path)
         if changed.base_text is not None:
-            texts.append(changed.base_text)
+            texts.append((changed.path, changed.base_text))
     view = snapshot.repo_view
     listed = None
     if view is not None:
@@ -40,5 +47,5 @@ def sibling_texts(snapshot: PullRequestSnapshot, path: str) -> list[str] | None:
     for sibling in siblings[:MAX_SIBLINGS]:
         text = view.read(sibling)
         if text is not None:
-            texts.append(text)
+            texts.append((sibling, text))
     return texts or None
