@@ -13,6 +13,9 @@ from bot.store import Delivery, PostgresStore, SqlStore, open_store
 from tests.app.helpers import wait_until
 
 LEASE = 0.6  # short, so a dead replica's claim frees up within the test
+# Where no replica dies, a lease must outlive the heartbeat on a starved machine: at 0.6 s a
+# load of 13 on 2 cores delayed renewal past expiry and a live claim was taken over.
+LIVE_LEASE = 30.0
 
 
 def pr_body(number: int, head: str) -> bytes:
@@ -33,14 +36,14 @@ def worker(store: SqlStore, handler: Callable[[Delivery, object], object]) -> Wo
                   backoff=lambda attempt: 0.0, poll_interval=0.02)
 
 
-def replicas(url: str, n: int) -> list[SqlStore]:
-    stores = [open_store(url, lease_seconds=LEASE) for _ in range(n)]
+def replicas(url: str, n: int, lease: float = LEASE) -> list[SqlStore]:
+    stores = [open_store(url, lease_seconds=lease) for _ in range(n)]
     assert all(isinstance(s, PostgresStore) and s.shared for s in stores)
     return stores
 
 
 def test_two_replicas_never_review_one_pull_request_at_the_same_time(pg_url: str) -> None:
-    a, b = replicas(pg_url, 2)
+    a, b = replicas(pg_url, 2, lease=LIVE_LEASE)
     running: dict[int, int] = {}
     overlap: list[int] = []
     handled: list[str] = []
