@@ -204,6 +204,26 @@ class SilencedTest(Rule):
     starts out soft-failing, is flagged only when its reason says it fails (a capability
     gate such as "requires CUDA" is fine).
 
+    Capability gates (`skipif(not torch.cuda.is_available())`, `skip_if_rocm("not
+    supported")`, a repository's own `@require_fp16` / `@requires_deepspeed` /
+    `skip_unless_…` helper naming a dtype, library or feature) keep the test running
+    wherever it can, and are not flagged unless their reason says the test fails, or the
+    PR's title or short description says it skips failing tests, or a sentence of a
+    long squashed log does so naming the test or the gate's platform. A gate off a
+    backend the PR itself adds (title "XPU support", a new `def is_xpu_available`),
+    `@require_non_xpu`, silences nothing (the test never ran there): not flagged, or
+    medium when its reason says it fails there. A gate off a platform CI already ran
+    (`@skip_if_rocm  # flaky on MI300`) stays a silencing.
+
+    A removed test command still runs when the head runs it through a matrix
+    (`make ${{ matrix.target }}`, `for t in ${{ matrix.targets }}; do make $t; done`,
+    `include:` entries too), a shell loop over literal words, or a make target whose
+    recipe calls it (`test:` → `$(MAKE) test_core`). A removal the description accounts
+    for — a sentence that names it, says it is taken out and why it is not needed
+    (duplicate of, moved to, covered by, orphaned) and not that it fails — is not
+    flagged. Removals anchored at one head line (steps deleted together, jobs folded
+    into one) are one finding that lists every removed command.
+
     Prefer
     ------
     Fix the failure; if the test must be silenced meanwhile, link the issue that tracks
