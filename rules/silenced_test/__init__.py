@@ -16,9 +16,10 @@ from rules.analysis.yamlscan import is_yaml
 from rules.base import Rule, RuleContext
 from rules.silenced_test.backends import new_backends
 from rules.silenced_test.commented import commented_hit
-from rules.silenced_test.gates import says_failing, tracked
+from rules.silenced_test.gates import tracked
 from rules.silenced_test.go_tests import go_hits
 from rules.silenced_test.line_structure import ANY_HINT, SilencingView
+from rules.silenced_test.pr_failing import says_failing
 from rules.silenced_test.removals import (
     PullRequestAdds,
     fixes_tests,

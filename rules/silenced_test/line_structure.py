@@ -22,7 +22,7 @@ from rules.analysis.lines import MAX_LINE, code_part, indent_width, known_lines
 from rules.silenced_test.test_commands import Runs, side_runs
 
 if TYPE_CHECKING:
-    from rules.silenced_test.gates import PrFailing
+    from rules.silenced_test.pr_failing import PrFailing
 
 _SCAN = 300  # lines a structure lookup walks back before giving up
 
