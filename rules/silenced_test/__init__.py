@@ -27,6 +27,7 @@ from rules.silenced_test.removals import (
     removal_hits,
 )
 from rules.silenced_test.silencing_detectors import (
+    NOT_RUN,
     SILENCE_REASON_RE,
     Hit,
     arg_hits,
@@ -155,7 +156,8 @@ def _one_per_line(hits: list[Hit]) -> list[Hit]:
             merged[key] = hit
             out.append(hit)
         elif hit.what not in first.what.split(", "):
-            grown = dataclasses.replace(first, what=f"{first.what}, {hit.what}",
+            why = "so these tests no longer run in CI" if first.why == NOT_RUN else first.why
+            grown = dataclasses.replace(first, what=f"{first.what}, {hit.what}", why=why,
                                         medium=first.medium and hit.medium)
             out[out.index(first)] = grown
             merged[key] = grown
