@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, ClassVar
@@ -10,13 +11,15 @@ from typing import Any, ClassVar
 from bot.core.findings import Confidence, Finding, Severity
 from bot.core.snapshot import ChangedFile
 from rules.analysis.lines import MAX_LINE, known_lines
-from rules.analysis.prtext import DescriptionLinks
+from rules.analysis.prtext import DescriptionLinks, description_relocates
 from rules.analysis.yamlscan import is_yaml
 from rules.base import Rule, RuleContext
+from rules.silenced_test.backends import new_backends
 from rules.silenced_test.commented import commented_hit
-from rules.silenced_test.gates import says_failing, tracked
+from rules.silenced_test.gates import tracked
 from rules.silenced_test.go_tests import go_hits
 from rules.silenced_test.line_structure import ANY_HINT, SilencingView
+from rules.silenced_test.pr_failing import says_failing
 from rules.silenced_test.removals import (
     PullRequestAdds,
     fixes_tests,
@@ -24,6 +27,7 @@ from rules.silenced_test.removals import (
     removal_hits,
 )
 from rules.silenced_test.silencing_detectors import (
+    NOT_RUN,
     SILENCE_REASON_RE,
     Hit,
     arg_hits,
@@ -126,6 +130,40 @@ def _owned(view: SilencingView, hit: Hit, yaml: bool) -> Iterator[Hit]:
                               where=hit.where or f" {preposition} `{owner[0]}`")
 
 
+_SUBJECT_TOKEN_RE = re.compile(r"[\w./-]*test[\w./-]*", re.I)
+
+
+def _subjects(hit: Hit) -> list[str]:
+    """How a description may name what a removal removed: the subject, and the test-ish
+    words of it (`make test_integrations` → `test_integrations`)."""
+    words = [w.strip("./") for w in _SUBJECT_TOKEN_RE.findall(hit.subject)
+             if any(c in w for c in "_./")]
+    return [hit.subject, *words]
+
+
+def _one_per_line(hits: list[Hit]) -> list[Hit]:
+    """One finding per change: removals anchored at one head line (a step rewritten,
+    several jobs folded into one) become one finding that lists every removed command."""
+    merged: dict[tuple[int, str, str, str], Hit] = {}
+    out: list[Hit] = []
+    for hit in hits:
+        if hit.verb not in ("removed", "deleted"):
+            out.append(hit)
+            continue
+        key = (hit.line, hit.verb, hit.where, hit.why)
+        first = merged.get(key)
+        if first is None:
+            merged[key] = hit
+            out.append(hit)
+        elif hit.what not in first.what.split(", "):
+            why = "so these tests no longer run in CI" if first.why == NOT_RUN else first.why
+            grown = dataclasses.replace(first, what=f"{first.what}, {hit.what}", why=why,
+                                        medium=first.medium and hit.medium)
+            out[out.index(first)] = grown
+            merged[key] = grown
+    return out
+
+
 class SilencedTest(Rule):
     """A test or CI job made to stop failing instead of being fixed.
 
@@ -169,6 +207,26 @@ class SilencedTest(Rule):
     starts out soft-failing, is flagged only when its reason says it fails (a capability
     gate such as "requires CUDA" is fine).
 
+    Capability gates (`skipif(not torch.cuda.is_available())`, `skip_if_rocm("not
+    supported")`, a repository's own `@require_fp16` / `@requires_deepspeed` /
+    `skip_unless_…` helper naming a dtype, library or feature) keep the test running
+    wherever it can, and are not flagged unless their reason says the test fails, or the
+    PR's title or short description says it skips failing tests, or a sentence of a
+    long squashed log does so naming the test or the gate's platform. A gate off a
+    backend the PR itself adds (title "XPU support", a new `def is_xpu_available`),
+    `@require_non_xpu`, silences nothing (the test never ran there): not flagged, or
+    medium when its reason says it fails there. A gate off a platform CI already ran
+    (`@skip_if_rocm  # flaky on MI300`) stays a silencing.
+
+    A removed test command still runs when the head runs it through a matrix
+    (`make ${{ matrix.target }}`, `for t in ${{ matrix.targets }}; do make $t; done`,
+    `include:` entries too), a shell loop over literal words, or a make target whose
+    recipe calls it (`test:` → `$(MAKE) test_core`). A removal the description accounts
+    for — a sentence that names it, says it is taken out and why it is not needed
+    (duplicate of, moved to, covered by, orphaned) and not that it fails — is not
+    flagged. Removals anchored at one head line (steps deleted together, jobs folded
+    into one) are one finding that lists every removed command.
+
     Prefer
     ------
     Fix the failure; if the test must be silenced meanwhile, link the issue that tracks
@@ -186,6 +244,7 @@ class SilencedTest(Rule):
 
     def check(self, ctx: RuleContext) -> Iterable[Finding]:
         links = DescriptionLinks.of(ctx.snapshot.body)
+        pr_text = f"{ctx.snapshot.title}\n{ctx.snapshot.body}"
         failing = says_failing(ctx.snapshot.title, ctx.snapshot.body, SILENCE_REASON_RE)
         moved: Counter[str] | None = None
         surfaces = ctx.option("surfaces")
@@ -193,6 +252,7 @@ class SilencedTest(Rule):
         go_tests = [f for f in ctx.snapshot.files if f.path.endswith("_test.go") and
                     f.surface not in surfaces and f.status != "removed" and not f.binary]
         adds: PullRequestAdds | None = None
+        backends: frozenset[str] | None = None  # platforms the PR adds, found on need
         fix_pr = fixes_tests(ctx.snapshot.title)
         for changed in [*ctx.files(*surfaces), *go_tests]:
             known = _known_text(changed)
@@ -205,18 +265,17 @@ class SilencedTest(Rule):
             if moved is None and hinted:  # built on need: most PRs have no file with a hint
                 moved = Counter(ln.text.strip() for f in ctx.snapshot.files
                                 for ln in f.removed_lines)
-            view = SilencingView(changed, known, lowered, moved or Counter(), failing)
+            if backends is None and hinted:
+                backends = new_backends(ctx.snapshot.title, ctx.snapshot.files)
+            view = SilencingView(changed, known, lowered, moved or Counter(), failing,
+                                 backends or frozenset())
             hits: list[Hit] = list(_hits(view)) if hinted else []
             if removes:
-                adds = adds or PullRequestAdds(ctx.snapshot.files)
+                adds = adds or PullRequestAdds(ctx.snapshot.files, ctx.snapshot.repo_view)
                 list_file = () if changed.surface != "eval-config" else (changed.path,)
                 hits += removal_hits(view, _suffix(changed), adds, fix_pr, list_file)
-            for hit in hits:
-                top = _comment_top(view, min(hit.first or hit.line, hit.line))
-                if any(tracked(view.get(m) or "") for m in range(
-                        top - 1, max(hit.end, hit.line) + 1)) \
-                        or links.covers(hit.subject):
-                    continue
+            kept = [hit for hit in hits if not self._accounted(view, hit, links, pr_text)]
+            for hit in _one_per_line(kept):
                 yield self.finding(
                     f"{hit.what} {hit.verb}{hit.where} without an issue link, {hit.why}. Link "
                     "the tracking issue on this line, the line above, or in the PR description.",
@@ -224,3 +283,15 @@ class SilencedTest(Rule):
                     key=f"{hit.what}{hit.where}|{(view.get(hit.line) or '').strip()}",
                     confidence=Confidence.MEDIUM if hit.medium else Confidence.HIGH,
                 )
+
+    @staticmethod
+    def _accounted(view: SilencingView, hit: Hit, links: DescriptionLinks, pr_text: str) -> bool:
+        """Tracked by an issue link beside it or in the description, or (a removal) said
+        by the description to run elsewhere or to duplicate what still runs."""
+        top = _comment_top(view, min(hit.first or hit.line, hit.line))
+        if any(tracked(view.get(m) or "") for m in range(top - 1, max(hit.end, hit.line) + 1)):
+            return True
+        if links.covers(hit.subject):
+            return True
+        return hit.verb in ("removed", "deleted") and description_relocates(
+            pr_text, _subjects(hit), SILENCE_REASON_RE) is not None

@@ -14,7 +14,9 @@ import re
 from itertools import islice
 
 from rules.analysis.prtext import issue_link
-from rules.silenced_test.line_structure import KnownLines
+from rules.silenced_test.backends import platforms_named
+from rules.silenced_test.kept_markers import test_below
+from rules.silenced_test.line_structure import KnownLines, SilencingView
 
 # Words that say a test needs hardware, a platform or a dependency the runner may lack.
 _CAPABILITY_RE = re.compile(
@@ -26,9 +28,16 @@ _CAPABILITY_RE = re.compile(
     r"|\b(?:skip|require)s?_(?:if_)?(?:no_?|not_?|non_?)?(?:rocm|hip|cuda|gpu|npu|tpu|xpu|hpu|mps|"
     r"cpu|sm\d+|torch|triton|transformers|windows|mac|linux|arch|platform|\w*device\w*|"
     r"multi_?gpu|\d+_?gpus?|\w+_available)\b"
-    r"|\bhas_\w+|\bis_\w+_available\b|\bis_(?:rocm|hip|cuda|npu|xpu|hpu|tpu|cpu)\w*",
+    r"|\bhas_\w+|\bis_\w+_available\b|\bis_(?:rocm|hip|cuda|npu|xpu|hpu|tpu|cpu)\w*"
+    # A repository's own requirement helper names what the test needs: a dtype, a
+    # library, a feature (`@require_fp16`, `@requires_deepspeed`, `skip_unless_fp8`).
+    r"|(?<![\w.])@?(?:[\w]+\.)?(?:requires?|skip_?unless|skip_if_no|skip_if_not)_\w+"
+    r"|\b(?:fp16|bf16|fp8|fp4|int8|int4|float16|bfloat16|half precision|tf32|nvfp4|mxfp\d)\b",
     re.I,
 )
+# What a requirement helper requires (`require_fp16` → `fp16`): a PR sentence that
+# names it, or the test, says this gate is about a failure.
+_REQUIRED_RE = re.compile(r"(?:requires?|skip_?unless|skip_if_not?)_(\w+)")
 _ZERO_RERUNS_RE = re.compile(
     r"\b(?:reruns|retries|max_retries|times|tries_remaining)\s*=\s*0\b|\bmax_runs\s*=\s*1\b"
 )
@@ -43,19 +52,6 @@ _NOT_PROJECTS = frozenset({
     "UINT", "CANN", "PY", "TP", "DP", "PP", "EP", "CP", "SP", "RFC", "PEP", "MI", "NCCL",
     "HCCL", "RCCL", "GCC", "CLANG", "LLVM", "API", "V", "VLLM", "SGLANG", "JAX", "XLA",
 })
-
-
-_SKIP_WORD_RE = re.compile(r"\b(?:skip\w*|disabl\w*|xfail\w*|silenc\w*|deselect\w*)", re.I)
-_SENTENCE_RE = re.compile(r"(?<=[.!?;])\s+|\n+")
-
-
-def says_failing(title: str, body: str, silence_reason: re.Pattern[str]) -> bool:
-    """The PR says it skips tests because they fail ("skip the unit test failures on
-    ROCm"): then even a skip worded as a capability gate hides a failure."""
-    for sentence in islice(_SENTENCE_RE.split(f"{title}\n{body[:20_000]}"), 400):
-        if _SKIP_WORD_RE.search(sentence) and silence_reason.search(sentence):
-            return True
-    return False
 
 
 def tracked(text: str) -> str | None:
@@ -95,6 +91,16 @@ def capability_gate(call: str, silence_reason: re.Pattern[str]) -> bool:
     """A skip that names what the test needs and does not say that the test fails."""
     return (not unconditional(call) and silence_reason.search(call) is None
             and _CAPABILITY_RE.search(call) is not None)
+
+
+def kept_gate(view: SilencingView, n: int, call: str, silence_reason: re.Pattern[str]) -> bool:
+    """A capability gate that silences nothing: it keeps the test off a backend this PR
+    adds (it never ran there), or the PR says nothing of failures about this gate."""
+    if not capability_gate(call, silence_reason):
+        return False
+    platforms = platforms_named(call)
+    return bool(platforms & view.backends) or not view.failing.about(
+        [*platforms, *_REQUIRED_RE.findall(call), test_below(view, n)])
 
 
 def widened(old: str, new: str) -> bool:

@@ -27,12 +27,12 @@ def not_a_silencing(view: SilencingView, n: int, stripped: str, old: str, kind: 
     swapped = _REQUIREMENT_RE.match(stripped), _REQUIREMENT_RE.match(old.strip())
     if swapped[0] and swapped[1] and swapped[0].group(0) != swapped[1].group(0):
         return True
-    if "xfail" in kind and "raises=" in call and _ERROR_TEST_RE.search(_test_below(view, n)):
+    if "xfail" in kind and "raises=" in call and _ERROR_TEST_RE.search(test_below(view, n)):
         return True
     return _RETIRED_RE.search(call) is not None and silence_reason.search(call) is None
 
 
-def _test_below(view: SilencingView, n: int) -> str:
+def test_below(view: SilencingView, n: int) -> str:
     """The name of the test a decorator on line n sits on ("" when not in sight)."""
     for m in range(n + 1, n + 40):
         line = view.get(m)

@@ -15,10 +15,14 @@ import re
 from collections import Counter
 from collections.abc import Iterator
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from bot.core.snapshot import ChangedFile
 from rules.analysis.lines import MAX_LINE, code_part, indent_width, known_lines
 from rules.silenced_test.test_commands import Runs, side_runs
+
+if TYPE_CHECKING:
+    from rules.silenced_test.pr_failing import PrFailing
 
 _SCAN = 300  # lines a structure lookup walks back before giving up
 
@@ -154,10 +158,11 @@ class SilencingView(KnownLines):
     """Known lines plus what silenced-test pre-computes per file: which hints occur."""
 
     def __init__(self, changed: ChangedFile, known: str, lowered: str, moved: Counter[str],
-                 failing: bool) -> None:
+                 failing: PrFailing, backends: frozenset[str] = frozenset()) -> None:
         super().__init__(changed)
         self.moved = moved  # removed lines of the whole PR: a line added back was moved
-        self.failing = failing  # the PR says it silences tests because they fail
+        self.failing = failing  # where the PR says it silences tests because they fail
+        self.backends = backends  # platforms the PR adds (gates off them silence nothing)
         self._known, self._lowered = known, lowered
         self._runs: Counter[str] | None = None
         self._side_runs: dict[str, Runs] = {}

@@ -20,9 +20,11 @@ from bisect import bisect_left
 from collections.abc import Container, Iterator
 from functools import cached_property
 
+from bot.core.repo_view import RepoView
 from bot.core.snapshot import ChangedFile, Hunk
 from rules.analysis.lines import MAX_LINE, indent_width, sides
 from rules.silenced_test.commented import shell_function_call
+from rules.silenced_test.expansion import MakeTargets
 from rules.silenced_test.line_structure import YAML_KEY_RE, SilencingView
 from rules.silenced_test.silencing_detectors import NOT_RUN, Hit, skip_name
 from rules.silenced_test.test_commands import Runs, command, silenced_targets, targets
@@ -78,12 +80,24 @@ class PullRequestAdds:
     """What the PR's head adds anywhere: its added lines, their words and test commands,
     each computed on first use (most PRs remove no test)."""
 
-    def __init__(self, files: tuple[ChangedFile, ...]) -> None:
-        self._files = files
+    def __init__(self, files: tuple[ChangedFile, ...], repo: RepoView | None = None) -> None:
+        self._files, self._repo = files, repo
         # Test files the PR deletes or moves: a command for them went with them.
         self.removed_paths = frozenset(
             [f.path for f in files if f.status == "removed"]
             + [f.previous_path for f in files if f.previous_path and f.status == "renamed"])
+
+    @cached_property
+    def make(self) -> MakeTargets | None:
+        """The root Makefile's targets (head text when the PR changes it, else the base's):
+        `make test` still runs what its recipe calls."""
+        changed = next((f for f in self._files if f.path == "Makefile"), None)
+        if changed is not None and changed.status == "removed":
+            return None
+        text = changed.head_text if changed is not None else None
+        if text is None and self._repo is not None:
+            text = self._repo.read("Makefile")
+        return MakeTargets(text) if text else None
 
     @cached_property
     def _added(self) -> list[str]:
@@ -186,9 +200,10 @@ def removal_hits(view: SilencingView, suffix: str, adds: PullRequestAdds,
                     hit = Hit(0, f"`{code[:80]}`", NOT_RUN, entry, verb="removed")
             elif suffix in (".sh", ".yaml") and cmd is not None:
                 gone = [t for t in silenced_targets(cmd, view.runs_of("base"),
-                                                    view.runs_of("head"))
+                                                    view.runs_of("head"), adds.make)
                         if not _gone(t, adds) and not adds.runs.runs(cmd, t)]
-                if gone and (targets(cmd) or not adds.runs.runs(cmd, None)):
+                if gone and (targets(cmd) or not (adds.runs.runs(cmd, None)
+                                                  or adds.runs.makes(cmd, adds.make))):
                     hit = Hit(0, f"`{code[:80]}`", NOT_RUN, gone[0], verb="removed")
             elif suffix == ".py" and (entry := _python_test_entry(changed, hunk, text)):
                 if entry not in adds.names and entry.rsplit("/", 1)[-1] not in adds.names \

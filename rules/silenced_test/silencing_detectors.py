@@ -13,20 +13,10 @@ from dataclasses import dataclass
 from itertools import islice
 
 from rules.analysis.lines import code_part, indent_width
-from rules.silenced_test.gates import (
-    call_text,
-    capability_gate,
-    unconditional,
-    widened,
-    zero_reruns,
-)
+from rules.silenced_test.backends import platforms_named
+from rules.silenced_test.gates import call_text, kept_gate, unconditional, widened, zero_reruns
 from rules.silenced_test.kept_markers import not_a_silencing
-from rules.silenced_test.line_structure import (
-    ARG_HINTS,
-    IGNORE_ARG_RE,
-    YAML_KEY_RE,
-    SilencingView,
-)
+from rules.silenced_test.line_structure import ARG_HINTS, IGNORE_ARG_RE, YAML_KEY_RE, SilencingView
 from rules.silenced_test.steps import in_env, silences_a_test_step, test_entry
 from rules.silenced_test.test_lists import test_list_entry
 
@@ -154,7 +144,8 @@ def _marker_hit(view: SilencingView, n: int, text: str, kind: str) -> Iterator[H
     widen = kind.rstrip("()") in old and not forced
     if widen and not widened(old, text):
         return  # an existing marker reworded, not a new silencing
-    if not (rerun or forced or widen or view.failing) and capability_gate(call, SILENCE_REASON_RE):
+    off_new_backend = bool(platforms_named(call) & view.backends)  # never ran there
+    if not (rerun or forced or widen) and kept_gate(view, n, call, SILENCE_REASON_RE):
         return  # names what the test needs: runs wherever it can
     target: tuple[str, int] | None = None  # (name, line) of what the marker silences
     where = ""
@@ -205,7 +196,8 @@ def _marker_hit(view: SilencingView, n: int, text: str, kind: str) -> Iterator[H
     if widen:
         verb, why = "widened", "so the test is skipped on a whole range of versions, not one"
     unsure = kind.endswith("=True")  # an entry whose call is outside the patch
-    yield Hit(n, f"`{kind}`", why, name, end, where=where, verb=verb, medium=widen or unsure)
+    yield Hit(n, f"`{kind}`", why, name, end, where=where, verb=verb,
+              medium=widen or unsure or off_new_backend)
 
 
 def yaml_hits(view: SilencingView, n: int, text: str) -> Iterator[Hit]:

@@ -15,6 +15,7 @@ from functools import cached_property, lru_cache
 
 from bot.core.snapshot import ChangedFile
 from rules.analysis.lines import sides
+from rules.silenced_test.expansion import MakeTargets, expanded, joined
 
 _MAX_COMMANDS = 2_000  # commands parsed per file side
 _PREFIX_RE = re.compile(r"^(?:-\s+)?(?:(?:run|command|commands|script)\s*:\s*[|>]?[-+]?\s*)?")
@@ -71,6 +72,31 @@ def _within(target: str, scope: str) -> bool:
     return target == scope or target.startswith((scope + "/", scope + "::"))
 
 
+_MAKE_RE = re.compile(r"^make\s+(?P<args>[^|&;]*)")
+
+
+def _make_targets(cmd: str) -> list[str]:
+    """The targets of a `make …` command (flags and `VAR=value` left out)."""
+    match = _MAKE_RE.match(cmd)
+    if match is None:
+        return []
+    return [a for a in match.group("args").split() if not a.startswith("-") and "=" not in a
+            and "$" not in a][:8]
+
+
+_CHAIN_RE = re.compile(r"\s*(?:&&|\|\||;)\s*")
+
+
+def _segments(lines: Iterable[str]) -> Iterator[str]:
+    """Each line, then each command of a chain (`make a || status=1`, `cd x && pytest y`)."""
+    for line in lines:
+        yield line
+        if "&&" in line or "||" in line or ";" in line:
+            parts = _CHAIN_RE.split(line)
+            if len(parts) > 1:
+                yield from (p for p in parts[:16] if p)
+
+
 @dataclass(frozen=True)
 class Runs:
     """The test commands one side of a file runs."""
@@ -78,9 +104,10 @@ class Runs:
     commands: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]  # text, paths, ignores
 
     @staticmethod
-    def of(lines: Iterable[str]) -> Runs:
+    def of(lines: Iterable[str], expand: bool = False) -> Runs:
+        """`expand`: one file's lines, whose matrix values and loops are expanded."""
         found = []
-        for line in _joined(lines):
+        for line in _segments(joined(lines) if not expand else expanded(joined(lines))):
             if line.lstrip().startswith("#"):
                 continue
             cmd = command(line)
@@ -100,6 +127,15 @@ class Runs:
                 by_path.setdefault(path.rstrip("/"), []).append(ignores)
         return frozenset(text for text, _, _ in self.commands), by_path
 
+    def makes(self, cmd: str, make: MakeTargets | None) -> bool:
+        """Whether `cmd` is `make X` and one of these commands makes a target whose
+        recipe runs X."""
+        wanted = _make_targets(cmd)
+        if make is None or len(wanted) != 1:
+            return False
+        return any(make.runs(name, wanted[0]) for text, _, _ in self.commands
+                   for name in _make_targets(text))
+
     def runs(self, cmd: str, target: str | None) -> bool:
         """Whether these commands run `target` (or, without a path, this very command)."""
         texts, by_path = self._index
@@ -112,33 +148,22 @@ class Runs:
         return False
 
 
-def _joined(lines: Iterable[str]) -> Iterator[str]:
-    """Lines with shell `\\` continuations joined."""
-    pending = ""
-    for line in lines:
-        stripped = line.rstrip()
-        if stripped.endswith("\\"):
-            pending += stripped[:-1] + " "
-            continue
-        yield pending + stripped
-        pending = ""
-    if pending:
-        yield pending
-
-
 def side_runs(changed: ChangedFile, which: str) -> Runs:
     """The test commands of the base or head side: the whole text when known, else the
     patch's lines of that side (context plus removed or added lines)."""
     text = changed.base_text if which == "base" else changed.head_text
     if text is not None:
-        return Runs.of(text.splitlines())
+        return Runs.of(text.splitlines(), expand=True)
     index = 0 if which == "base" else 1
-    return Runs.of(t for h in changed.hunks for _, t, _ in sides(h)[index])
+    return Runs.of((t for h in changed.hunks for _, t, _ in sides(h)[index]), expand=True)
 
 
-def silenced_targets(cmd: str, base: Runs, head: Runs) -> list[str]:
-    """The tests of `cmd` that the base ran and the head no longer runs."""
+def silenced_targets(cmd: str, base: Runs, head: Runs,
+                     make: MakeTargets | None = None) -> list[str]:
+    """The tests of `cmd` that the base ran and the head no longer runs (a `make X` that
+    a remaining `make Y` runs through its recipe still runs)."""
     named = targets(cmd)
     if not named:
-        return [cmd] if base.runs(cmd, None) and not head.runs(cmd, None) else []
+        gone = base.runs(cmd, None) and not head.runs(cmd, None)
+        return [cmd] if gone and not head.makes(cmd, make) else []
     return [t for t in named if base.runs(cmd, t) and not head.runs(cmd, t)]

@@ -36,3 +36,49 @@ def description_explains(pr_text: str, subjects: Iterable[str]) -> str | None:
         if any(w in normalized for w in wanted) and _REASON_RE.search(sentence):
             return sentence if len(sentence) <= 200 else sentence[:197] + "..."
     return None
+
+
+# A removal that says where the test still runs, or why it never needed to.
+_RELOCATED_RE = re.compile(
+    r"\b(?:duplicat\w*|twice|redundant|already (?:run|ran|runs|covered|tested|included)\w*|"
+    r"covered (?:by|in|elsewhere|already)|(?:moved|migrated|folded|merged) (?:to|into|in)\b|"
+    r"now (?:runs?|run|lives|covered) (?:in|by|as|under|via|from)|"
+    r"(?:runs?|run|ran) (?:in|as part of|under|via) (?:the )?[\w`./-]+ (?:workflow|job|suite|"
+    r"target|step|pipeline)|replaced (?:by|with)|superseded|orphan\w*|obsolete|"
+    r"no longer (?:needed|necessary|used|exists?|relevant)|not needed|unused|consolidat\w*|"
+    r"never existed|dead code|(?:included|contained) in)\b",
+    re.I,
+)
+# The sentence must be about taking it out (not a mention of the same suite elsewhere).
+_REMOVING_RE = re.compile(
+    r"\b(?:remov\w*|drop\w*|delet\w*|dedup\w*|retir\w*|prun\w*|get rid|moved?|moving|"
+    r"migrat\w*|fold\w*|merg\w*|consolidat\w*|replac\w*|collaps\w*)\b", re.I)
+_BLOCK_SPLIT_RE = re.compile(r"\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)")
+_PROSE_SENTENCE_RE = re.compile(r"(?<=[.!?;])\s+")
+
+
+def _prose_sentences(text: str) -> list[str]:
+    """Sentences of a description whose lines are hard-wrapped (commit messages): a
+    paragraph or list item is unwrapped before it is split."""
+    out: list[str] = []
+    for block in _BLOCK_SPLIT_RE.split(text):
+        flat = " ".join(block.split())
+        out.extend(s for s in _PROSE_SENTENCE_RE.split(flat) if s)
+    return out
+
+
+def description_relocates(pr_text: str, subjects: Iterable[str],
+                          failing: re.Pattern[str]) -> str | None:
+    """The sentence of the PR title/body that names a removed test or command and says
+    it is covered elsewhere ("duplicate of …", "moved to …", "orphaned"), without
+    saying that it fails (a removal because of a failure stays a silencing). The
+    sentence must say it takes something out (removes, drops, moves, folds …)."""
+    wanted = [_normalize(s) for s in subjects if len(s) >= 4]
+    if not wanted or not pr_text:
+        return None
+    for sentence in _prose_sentences(pr_text[:200_000])[:2_000]:
+        normalized = _normalize(sentence)
+        if any(w in normalized for w in wanted) and _RELOCATED_RE.search(sentence) and \
+                _REMOVING_RE.search(sentence) and failing.search(sentence) is None:
+            return sentence if len(sentence) <= 200 else sentence[:197] + "..."
+    return None
