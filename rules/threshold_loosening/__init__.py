@@ -84,11 +84,23 @@ class ThresholdLoosening(Rule):
     `abs(x - ref) < tol` made one-sided, a `round()` added before a comparison, a value
     no longer a number (medium confidence), eval entries removed.
 
+    Tolerances moved into names (`allclose(out, ref, 1e-4, 1e-5)` → `assert_close(out,
+    ref, atol=ATOL, rtol=RTOL)`, `ATOL` set at module level, perhaps per device) are
+    compared with the literals of the calls they replaced, kind by kind. A condition
+    that selects the looser of two values widened (`if is_hpu_available():` → `if
+    is_hpu_available() or is_xpu_available():`, `== "xpu"` → `in ("xpu", "hpu")`) is a
+    loosening for what it newly admits. Slack added to a measured bound (`assert mem <=
+    before` → `<= before + 5`, `* 1.1`), and a whole assertion deleted from a test that
+    stays (medium confidence) are flagged too.
+
     Tightening (a higher gate, a lower tolerance, a new or shorter timeout) is never
     flagged, nor are values that can't be compared (expressions, variables), values of
     different list entries (`- model: a` and `- model: b`), gates of brand-new entries,
     a dropped override whose code default is as strict, or keys the code documents as
-    warnings-only.
+    warnings-only. A tolerance name equal to or tighter than the literals it replaced,
+    or looser only in a branch for a device the PR adds (a check the base never names),
+    is not a loosening; nor is an assertion rewritten, moved to another line of the PR,
+    or deleted together with the code it checked.
 
     Prefer
     ------
@@ -175,15 +187,15 @@ class ThresholdLoosening(Rule):
                     found.append(Loose("dropped", drop.setting.raw, drop.setting.shown, "",
                                         drop.line, (drop.line,), drop.setting.name, note,
                                         drop.default is None, NOUNS[drop.kind]))
-                gone: set[str] = set()
+                bounds: set[str] = set()  # dropped bound gates, said once
                 for gate, at in dropped_asserts(hunk):
                     text = next((ln.text.strip() for ln in hunk.removed
                                  if ln.old_no == gate.line), gate.subject)
-                    gone.add(text)
+                    bounds.add(text)
                     found.append(Loose("dropped", text, gate.text, "", at, (at,),
                                         gate.subject))
                 for text, test, at in dropped_test_asserts(changed, hunk, added.spaced):
-                    if text not in gone:
+                    if text not in bounds:
                         found.append(Loose("assertion", text, text, "", at, (at,), test,
                                             medium=True))
                 for slack in added_slack(hunk):
