@@ -32,6 +32,7 @@ from rules.threshold_loosening.gates import dropped_asserts, gate_loosenings
 from rules.threshold_loosening.items import same_item
 from rules.threshold_loosening.messages import NOUNS, Loose, cut, describe_loosening, repeat_key
 from rules.threshold_loosening.odd_values import odd_value
+from rules.threshold_loosening.recorded import recorded_cuts
 from rules.threshold_loosening.removed import AddedLines, dropped, key_of, over_default
 from rules.threshold_loosening.slack import added_slack, dropped_test_asserts
 from rules.threshold_loosening.tolerance_names import judge
@@ -91,7 +92,8 @@ class ThresholdLoosening(Rule):
     is_hpu_available() or is_xpu_available():`, `== "xpu"` → `in ("xpu", "hpu")`) is a
     loosening for what it newly admits. Slack added to a measured bound (`assert mem <=
     before` → `<= before + 5`, `* 1.1`), and a whole assertion deleted from a test that
-    stays (medium confidence) are flagged too.
+    stays (medium confidence) are flagged too, and so is a count set below the old value
+    its own new comment records (`# Original repeats: AIME=32` over `AIME_N = 4`).
 
     Tightening (a higher gate, a lower tolerance, a new or shorter timeout) is never
     flagged, nor are values that can't be compared (expressions, variables), values of
@@ -198,6 +200,9 @@ class ThresholdLoosening(Rule):
                     if text not in bounds:
                         found.append(Loose("assertion", text, text, "", at, (at,), test,
                                             medium=True))
+                for rec in recorded_cuts(hunk):
+                    found.append(Loose("recorded", rec.name, rec.old, rec.new, rec.line,
+                                        (rec.line,), rec.name, rec.comment))
                 for slack in added_slack(hunk):
                     found.append(Loose("slack", slack.new, slack.old, slack.new, slack.line,
                                         (slack.line,), "slack", slack.slack))
@@ -234,6 +239,8 @@ class ThresholdLoosening(Rule):
             kind, raw, old, new = item.kind, item.raw, item.old, item.new
             what, why = describe_loosening(item)
             comment = adjacent_comment(changed, item.lines)
+            if kind == "recorded":
+                comment = None  # the comment recording the old values is no reason
             if comment is not None and _was_there(changed, comment[1]):
                 # The repo's boilerplate (`# Increase this timeout as needed`), or an old
                 # comment two lines up while the new one sits right above the change.

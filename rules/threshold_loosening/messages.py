@@ -26,6 +26,9 @@ _WHAT = {
               "regression of that size merges unnoticed"),
     "assertion": ("Assertion", "removed", "the test still runs but no longer checks this, "
                   + _GONE.format("it caught now")),
+    "recorded": ("Sample count", "cut",
+                 "the score comes from fewer samples, so it is noisier and the gate catches "
+                 "less (and flakes more)"),
     "one-sided": ("One-sided check", "replaces", "drift in the other direction now passes"),
     "rounding": ("Tolerance added by rounding", "in",
                  "values that differed before now compare equal after rounding"),
@@ -58,6 +61,9 @@ def describe_loosening(item: Loose) -> tuple[str, str]:
         what = f"{item.noun or noun} `{cut(raw, 80)}` {verb} (it was {old}){item.note}"
     elif kind in ("one-sided", "rounding"):
         what = f"{noun} `{cut(new, 80)}` {verb} `{cut(old, 80)}`"
+    elif kind == "recorded":
+        what = (f"{noun} `{raw}` {verb} {old} → {new} (the old value as the comment "
+                f"above records it: “{cut(item.note, 80)}”)")
     elif kind == "slack":
         what = f"{noun} `{item.note}` {verb} to the bound of `{cut(old, 80)}`: now `{cut(new, 80)}`"
     elif kind == "assertion":
