@@ -21,7 +21,9 @@ from rules.analysis.knobs import (
     number,
     shared_filter,
 )
+from rules.analysis.pycode import bare_assignment
 from rules.base import Rule, RuleContext
+from rules.threshold_loosening.branches import widened_branches
 from rules.threshold_loosening.comparisons import rewritten_checks
 from rules.threshold_loosening.defaults import CodeKnowledge
 from rules.threshold_loosening.entries import AddedWords, describe, removed_entries
@@ -30,7 +32,10 @@ from rules.threshold_loosening.gates import dropped_asserts, gate_loosenings
 from rules.threshold_loosening.items import same_item
 from rules.threshold_loosening.messages import NOUNS, Loose, cut, describe_loosening, repeat_key
 from rules.threshold_loosening.odd_values import odd_value
+from rules.threshold_loosening.recorded import recorded_cuts
 from rules.threshold_loosening.removed import AddedLines, dropped, key_of, over_default
+from rules.threshold_loosening.slack import added_slack, dropped_test_asserts
+from rules.threshold_loosening.tolerance_names import judge
 
 _CALL_HEAD_RE = re.compile(r"([A-Za-z_][\w.]*)\s*\(")
 _MAX_ENTRY_FILES = 200  # files read for removed eval entries per review
@@ -80,11 +85,24 @@ class ThresholdLoosening(Rule):
     `abs(x - ref) < tol` made one-sided, a `round()` added before a comparison, a value
     no longer a number (medium confidence), eval entries removed.
 
+    Tolerances moved into names (`allclose(out, ref, 1e-4, 1e-5)` → `assert_close(out,
+    ref, atol=ATOL, rtol=RTOL)`, `ATOL` set at module level, perhaps per device) are
+    compared with the literals of the calls they replaced, kind by kind. A condition
+    that selects the looser of two values widened (`if is_hpu_available():` → `if
+    is_hpu_available() or is_xpu_available():`, `== "xpu"` → `in ("xpu", "hpu")`) is a
+    loosening for what it newly admits. Slack added to a measured bound (`assert mem <=
+    before` → `<= before + 5`, `* 1.1`), and a whole assertion deleted from a test that
+    stays (medium confidence) are flagged too, and so is a count set below the old value
+    its own new comment records (`# Original repeats: AIME=32` over `AIME_N = 4`).
+
     Tightening (a higher gate, a lower tolerance, a new or shorter timeout) is never
     flagged, nor are values that can't be compared (expressions, variables), values of
     different list entries (`- model: a` and `- model: b`), gates of brand-new entries,
     a dropped override whose code default is as strict, or keys the code documents as
-    warnings-only.
+    warnings-only. A tolerance name equal to or tighter than the literals it replaced,
+    or looser only in a branch for a device the PR adds (a check the base never names),
+    is not a loosening; nor is an assertion rewritten, moved to another line of the PR,
+    or deleted together with the code it checked.
 
     Prefer
     ------
@@ -134,6 +152,17 @@ class ThresholdLoosening(Rule):
                         continue  # Buildkite `retry: automatic: limit:` is not a sample count
                     allow = new.line not in fresh and _tolerance_on_existing_check(
                         changed, removed, text)
+                    named = bare_assignment(text)
+                    if named is not None and categories.kind(new.name) == "tolerance" and (
+                            change.old is None or not _assigned(hunk, change.old.line)):
+                        # A name set once for calls that passed literals (`atol=1e-5`).
+                        moved = judge(changed, named[1], named[2], new.line, description.text)
+                        if moved is not None and moved.looser:
+                            found.append(Loose(
+                                "tolerance", named[1], moved.old, named[2], new.line,
+                                new.lines, new.name, f" where the `{moved.call}` calls it "
+                                f"replaces passed {moved.which} {moved.old}"))
+                        continue  # else a new check's tolerance, or no looser than before
                     kind = loosening(change, categories, allow) or odd_value(change, categories)
                     if change.old is None and number(new.value) == 0:
                         kind = None  # `atol=0.0` added: an exact match, the strictest check
@@ -160,17 +189,32 @@ class ThresholdLoosening(Rule):
                     found.append(Loose("dropped", drop.setting.raw, drop.setting.shown, "",
                                         drop.line, (drop.line,), drop.setting.name, note,
                                         drop.default is None, NOUNS[drop.kind]))
+                bounds: set[str] = set()  # dropped bound gates, said once
                 for gate, at in dropped_asserts(hunk):
                     text = next((ln.text.strip() for ln in hunk.removed
                                  if ln.old_no == gate.line), gate.subject)
+                    bounds.add(text)
                     found.append(Loose("dropped", text, gate.text, "", at, (at,),
                                         gate.subject))
+                for text, test, at in dropped_test_asserts(changed, hunk, added.spaced):
+                    if text not in bounds:
+                        found.append(Loose("assertion", text, text, "", at, (at,), test,
+                                            medium=True))
+                for rec in recorded_cuts(hunk):
+                    found.append(Loose("recorded", rec.name, rec.old, rec.new, rec.line,
+                                        (rec.line,), rec.name, rec.comment))
+                for slack in added_slack(hunk):
+                    found.append(Loose("slack", slack.new, slack.old, slack.new, slack.line,
+                                        (slack.line,), "slack", slack.slack))
                 for env in env_default_loosenings(hunk, categories):
                     found.append(Loose(env.kind, env.name, env.old, env.new, env.line,
                                         (env.line,), normalize(env.name)))
                 for check in rewritten_checks(hunk):
                     found.append(Loose(check.kind, check.new, check.old, check.new,
                                         check.line, (check.line,), check.kind))
+                for wide in widened_branches(changed, hunk, categories):
+                    found.append(Loose("widened", wide.setting, wide.old, wide.new, wide.line,
+                                        (wide.line,), wide.kind, f" (otherwise {wide.other})"))
                 for old_gate, gate in gate_loosenings(hunk):
                     found.append(Loose("gate" if gate.lower else "ceiling",
                                         f"assert on {gate.subject}", old_gate.text, gate.text,
@@ -195,8 +239,14 @@ class ThresholdLoosening(Rule):
             kind, raw, old, new = item.kind, item.raw, item.old, item.new
             what, why = describe_loosening(item)
             comment = adjacent_comment(changed, item.lines)
+            if kind == "recorded":
+                comment = None  # the comment recording the old values is no reason
             if comment is not None and _was_there(changed, comment[1]):
-                comment = None  # the repo's boilerplate (`# Increase this timeout as needed`)
+                # The repo's boilerplate (`# Increase this timeout as needed`), or an old
+                # comment two lines up while the new one sits right above the change.
+                comment = adjacent_comment(changed, item.lines, radius=1)
+                if comment is not None and _was_there(changed, comment[1]):
+                    comment = None
             said = description.explains([item.name, raw, new] if new else [item.name, raw])
             if comment is not None:
                 reason = f" Reason given next to it: “{cut(comment[1])}”."
@@ -228,6 +278,12 @@ def _was_there(changed: ChangedFile, comment: str) -> bool:
     if base is None:
         base = "\n".join(line.text for hunk in changed.hunks for line in hunk.removed)
     return text in " ".join(base.split())
+
+
+def _assigned(hunk: Hunk, old_no: int) -> bool:
+    """The base line `old_no` is a bare `NAME = number` (not a call's `atol=1e-5`)."""
+    text = next((line.text for line in hunk.lines if line.old_no == old_no), "")
+    return bare_assignment(text) is not None
 
 
 def _retry_limit(hunk: Hunk, number_: int) -> bool:

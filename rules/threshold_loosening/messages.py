@@ -20,6 +20,15 @@ _WHAT = {
                   "as text, ignores it or fails to load, and results that failed before "
                   "may pass"),
     "dropped": ("Gate", "removed", "the check it made is gone, " + _GONE.format("it caught now")),
+    "widened": ("Condition", "widened", "the looser value now also applies to what the "
+                "condition newly admits, where the stricter one held before"),
+    "slack": ("Slack", "added", "values up to that much past the old bound now pass, so a "
+              "regression of that size merges unnoticed"),
+    "assertion": ("Assertion", "removed", "the test still runs but no longer checks this, "
+                  + _GONE.format("it caught now")),
+    "recorded": ("Sample count", "cut",
+                 "the score comes from fewer samples, so it is noisier and the gate catches "
+                 "less (and flakes more)"),
     "one-sided": ("One-sided check", "replaces", "drift in the other direction now passes"),
     "rounding": ("Tolerance added by rounding", "in",
                  "values that differed before now compare equal after rounding"),
@@ -52,6 +61,16 @@ def describe_loosening(item: Loose) -> tuple[str, str]:
         what = f"{item.noun or noun} `{cut(raw, 80)}` {verb} (it was {old}){item.note}"
     elif kind in ("one-sided", "rounding"):
         what = f"{noun} `{cut(new, 80)}` {verb} `{cut(old, 80)}`"
+    elif kind == "recorded":
+        what = (f"{noun} `{raw}` {verb} {old} → {new} (the old value as the comment "
+                f"above records it: “{cut(item.note, 80)}”)")
+    elif kind == "slack":
+        what = f"{noun} `{item.note}` {verb} to the bound of `{cut(old, 80)}`: now `{cut(new, 80)}`"
+    elif kind == "assertion":
+        what = f"{noun} `{cut(raw, 80)}` {verb} from `{item.name}`"
+    elif kind == "widened":
+        what = (f"{noun} `{cut(old, 60)}` {verb} to `{cut(new, 80)}`: it selects "
+                f"{raw}{item.note}")
     elif kind == "malformed":
         what = f"{noun} `{raw}` {old} → {new}"
     elif item.note:

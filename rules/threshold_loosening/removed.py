@@ -43,6 +43,11 @@ class AddedLines:
     def stripped(self) -> frozenset[str]:
         return frozenset(ln.text.strip() for f in self._files for ln in f.added_lines)
 
+    @cached_property
+    def spaced(self) -> frozenset[str]:
+        """Each added line with its whitespace runs made one space (a moved assertion)."""
+        return frozenset(" ".join(line.split()) for line in self.stripped)
+
 
 def key_of(setting: Setting) -> str:
     """The key as the code spells it: `recovery_threshold`, not its per-metric label."""
