@@ -63,4 +63,23 @@ def run_scanner(pieces: set[str] | None) -> Callable[[str], list[str]] | None:
     # trailing `[\w-]*` takes the rest of the run: each match is one whole run.
     options = re2.Options()
     options.max_mem = 64 << 20
-    return re2.compile(rf"[\w-]*(?i:{alternatives})[\w-]*", options).findall  # type: ignore[no-any-return]
+    compiled = re2.compile(rf"[\w-]*(?i:{alternatives})[\w-]*", options)
+    regexp, anchor = getattr(compiled, "_regexp", None), getattr(re2, "_Anchor", None)
+    if regexp is None or not hasattr(regexp, "Match") or anchor is None:
+        return compiled.findall  # type: ignore[no-any-return]
+    # The wrapper's `findall` maps byte offsets back to characters in Python for a str;
+    # on ASCII text they are the same, so the engine is called on the bytes directly.
+    match, unanchored = regexp.Match, anchor.UNANCHORED
+
+    def findall(text: str) -> list[str]:
+        data = text.encode("ascii")
+        pos, end = 0, len(data)
+        runs: list[str] = []
+        while True:
+            start, stop = match(unanchored, data, pos, end)[0]
+            if start < 0 or stop == start:
+                return runs
+            runs.append(text[start:stop])
+            pos = stop
+
+    return findall
