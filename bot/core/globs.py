@@ -41,10 +41,15 @@ def _translate(pattern: str) -> str:
     return "".join(out)
 
 
+def glob_regex(pattern: str) -> str:
+    """The regex source `compile_glob` compiles (for joining several globs into one)."""
+    alternatives = "|".join(_translate(p) for p in expand_braces(pattern))
+    return rf"(?:{alternatives})\Z"
+
+
 @lru_cache(maxsize=512)
 def compile_glob(pattern: str) -> re.Pattern[str]:
-    alternatives = "|".join(_translate(p) for p in expand_braces(pattern))
-    return re.compile(rf"(?:{alternatives})\Z")
+    return re.compile(glob_regex(pattern))
 
 
 def glob_match(pattern: str, path: str) -> bool:

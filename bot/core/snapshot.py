@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from enum import StrEnum
-from functools import cached_property
 from itertools import chain, compress, repeat
 from operator import is_, itemgetter
 from typing import NamedTuple, cast
 
+from bot.core.cached import cached_property
 from bot.core.repo_view import RepoView
 
 

@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
-from bot.core.globs import compile_glob
+from bot.core.globs import glob_regex
 from bot.core.repo_view import RepoView
 from bot.core.snapshot import ChangedFile
 from bot.core.surfaces_content import (
@@ -75,7 +75,7 @@ NOT_SURFACES: tuple[str, ...] = (
     ".github/{dependabot,labeler,release,FUNDING,funding,stale,copy-pr-bot}.{yml,yaml}",
 )
 _DEFAULT_GLOBS = frozenset(glob for globs in DEFAULT_SURFACES.values() for glob in globs)
-_VETO = re.compile("|".join(f"(?:{compile_glob(g).pattern})" for g in NOT_SURFACES))
+_VETO = re.compile("|".join(f"(?:{glob_regex(g)})" for g in NOT_SURFACES))
 
 SURFACES: tuple[str, ...] = tuple(DEFAULT_SURFACES)
 PRIMARY_SURFACES = frozenset({"eval-config", "cpu-test", "workflow"})
@@ -110,7 +110,7 @@ def _alternation(globs: Sequence[str]) -> re.Pattern[str] | None:
     """One regex matching what any of `globs` matches (each is anchored at both ends)."""
     if not globs:
         return None
-    return re.compile("|".join(f"(?:{compile_glob(g).pattern})" for g in globs))
+    return re.compile("|".join(f"(?:{glob_regex(g)})" for g in globs))
 
 
 @lru_cache(maxsize=64)
