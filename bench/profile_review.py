@@ -1,8 +1,9 @@
 """CPU time of each phase and each rule of one in-process review of the bench's patch.
 
 Run: `.venv/bin/python bench/profile_review.py [--rounds N] [--profile FILE]`. Every
-round parses the patch afresh (the shared analyses are memoized on the snapshot, so a
-reused snapshot would flatter the rules that run later) and reports the median CPU
+round is a fresh process, as a CLI review is: the shared analyses are memoized on the
+snapshot and in module-level caches (knob filters, compiled regexes), so a second
+review in one process would flatter the rules. It reports the median CPU
 and the least CPU seconds (`time.process_time`) per phase over the rounds (the least is
 the steadier figure on a shared machine), with the collector off as in
 the CLI. Rules run in the registry's order, so a rule's figure includes the shared
@@ -14,7 +15,9 @@ from __future__ import annotations
 import argparse
 import cProfile
 import gc
+import json
 import statistics
+import subprocess
 import sys
 import time
 from collections import defaultdict
@@ -78,17 +81,26 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--profile", metavar="FILE")
+    parser.add_argument("--one-round", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    OUT.mkdir(parents=True, exist_ok=True)
     patch = OUT / "synthetic-pr.diff"
+    if args.one_round:  # the child: one review, its figures as JSON
+        gc.disable()
+        data = patch.read_bytes()
+        if args.profile:
+            profiler = cProfile.Profile()
+            profiler.runcall(one_round, data)
+            profiler.dump_stats(args.profile)
+        else:
+            print(json.dumps(one_round(data)))
+        return 0
+    OUT.mkdir(parents=True, exist_ok=True)
     generate(patch, 2000, 200_000)
-    data = patch.read_bytes()
-    gc.disable()
+    child = [sys.executable, __file__, "--one-round"]
     if args.profile:
-        profiler = cProfile.Profile()
-        profiler.runcall(one_round, data)
-        profiler.dump_stats(args.profile)
-    rounds = [one_round(data) for _ in range(args.rounds)]
+        subprocess.run([*child, "--profile", args.profile], check=True)
+    rounds = [json.loads(subprocess.run(child, check=True, capture_output=True).stdout)
+              for _ in range(args.rounds)]
     print(f"| phase | CPU s, median of {args.rounds} rounds | least |")
     print("|---|---|---|")
     for name in rounds[0]:
