@@ -6,7 +6,7 @@ import re
 from functools import lru_cache
 
 
-def _expand_braces(pattern: str) -> list[str]:
+def expand_braces(pattern: str) -> list[str]:
     start = pattern.find("{")
     end = pattern.find("}", start + 1)
     if start < 0 or end < 0:
@@ -15,7 +15,7 @@ def _expand_braces(pattern: str) -> list[str]:
     return [
         expanded
         for option in pattern[start + 1 : end].split(",")
-        for expanded in _expand_braces(head + option + tail)
+        for expanded in expand_braces(head + option + tail)
     ]
 
 
@@ -41,10 +41,15 @@ def _translate(pattern: str) -> str:
     return "".join(out)
 
 
+def glob_regex(pattern: str) -> str:
+    """The regex source `compile_glob` compiles (for joining several globs into one)."""
+    alternatives = "|".join(_translate(p) for p in expand_braces(pattern))
+    return rf"(?:{alternatives})\Z"
+
+
 @lru_cache(maxsize=512)
 def compile_glob(pattern: str) -> re.Pattern[str]:
-    alternatives = "|".join(_translate(p) for p in _expand_braces(pattern))
-    return re.compile(rf"(?:{alternatives})\Z")
+    return re.compile(glob_regex(pattern))
 
 
 def glob_match(pattern: str, path: str) -> bool:

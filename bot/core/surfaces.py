@@ -7,9 +7,11 @@ and its gates, a script a CI file of the PR or of the repository invokes.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 
-from bot.core.globs import glob_match
+from bot.core.globs import glob_regex
 from bot.core.repo_view import RepoView
 from bot.core.snapshot import ChangedFile
 from bot.core.surfaces_content import (
@@ -73,6 +75,7 @@ NOT_SURFACES: tuple[str, ...] = (
     ".github/{dependabot,labeler,release,FUNDING,funding,stale,copy-pr-bot}.{yml,yaml}",
 )
 _DEFAULT_GLOBS = frozenset(glob for globs in DEFAULT_SURFACES.values() for glob in globs)
+_VETO = re.compile("|".join(f"(?:{glob_regex(g)})" for g in NOT_SURFACES))
 
 SURFACES: tuple[str, ...] = tuple(DEFAULT_SURFACES)
 PRIMARY_SURFACES = frozenset({"eval-config", "cpu-test", "workflow"})
@@ -89,18 +92,35 @@ def surface_table(
 
 
 def classify(path: str, table: Mapping[str, Sequence[str]]) -> str | None:
+    """The first surface with a glob matching `path` (a default glob only when no veto
+    matches it), with one regex per surface for its own globs and one for its defaults."""
     vetoed: bool | None = None
-    for surface, globs in table.items():
-        for glob in globs:
-            if not glob_match(glob, path):
-                continue
-            if glob in _DEFAULT_GLOBS:
-                if vetoed is None:
-                    vetoed = any(glob_match(veto, path) for veto in NOT_SURFACES)
-                if vetoed:
-                    continue
+    for surface, own, defaults in _matchers(tuple((k, tuple(v)) for k, v in table.items())):
+        if own is not None and own.match(path):
             return surface
+        if defaults is not None and defaults.match(path):
+            if vetoed is None:
+                vetoed = _VETO.match(path) is not None
+            if not vetoed:
+                return surface
     return None
+
+
+def _alternation(globs: Sequence[str]) -> re.Pattern[str] | None:
+    """One regex matching what any of `globs` matches (each is anchored at both ends)."""
+    if not globs:
+        return None
+    return re.compile("|".join(f"(?:{glob_regex(g)})" for g in globs))
+
+
+@lru_cache(maxsize=64)
+def _matchers(table: tuple[tuple[str, tuple[str, ...]], ...]
+              ) -> list[tuple[str, re.Pattern[str] | None, re.Pattern[str] | None]]:
+    # Within a surface the order of its globs does not change the answer: any own glob
+    # claims the path, and any default glob does unless a veto matches.
+    return [(surface, _alternation([g for g in globs if g not in _DEFAULT_GLOBS]),
+             _alternation([g for g in globs if g in _DEFAULT_GLOBS]))
+            for surface, globs in table]
 
 
 def classify_files(files: Sequence[ChangedFile], table: Mapping[str, Sequence[str]],

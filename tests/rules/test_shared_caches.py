@@ -75,7 +75,7 @@ def test_caches_stay_out_of_equality_and_replace() -> None:
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from("+- "), st.text(max_size=10)), max_size=30))
+@given(st.lists(st.tuples(st.sampled_from("+- "), st.text(max_size=10)), max_size=80))
 def test_hunk_added_and_removed_are_the_filtered_lines(rows: list[tuple[str, str]]) -> None:
     lines, old, new = [], 1, 1
     for tag, text in rows:

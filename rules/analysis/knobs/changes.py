@@ -29,7 +29,7 @@ _NEW_UNIT_LINES_RE = re.compile(
     r"^[^\S\n]*(?:(?:async[^\S\n]+)?def[^\S\n]|class[^\S\n]"
     r"|-[^\S\n]+(?:label|name|key|id|group)[^\S\n]*:|runs-on[^\S\n]*:)", re.M)
 _UNIT_KEYS = ("label", "name", "key", "id", "group")  # the `- key:` alternatives above
-_KIND, _TEXT, _NEW_NO = itemgetter(0), itemgetter(1), itemgetter(3)  # of a DiffLine
+_TEXT, _NEW_NO = itemgetter(1), itemgetter(3)  # of a DiffLine
 
 
 class Change(NamedTuple):
@@ -141,7 +141,7 @@ def new_unit_lines(hunk: Hunk) -> frozenset[int]:
         return frozenset()  # most hunks: one search over every added line
     # A run is the added lines between two context lines (removed lines don't end it);
     # the kinds are one-character strings, so runs are the pieces between spaces.
-    pieces = "".join(map(_KIND, hunk.lines)).split(" ")
+    pieces = hunk.kinds.split(" ")
     if sum(1 for piece in pieces if "+" in piece) == 1:
         # One run holds every added line: the search above was over exactly that run.
         return frozenset(cast("list[int]", numbers))

@@ -25,7 +25,7 @@ _KEYED_OPENER_RE = re.compile(r"^\s*[\"']?[\w.$/-]+[\"']?\s*[:=]\s*(?:\{|dict\(|
 _ELEMENT_RE = re.compile(r"^\s*(?:[{(]|dict\(|(?:pytest\.)?param\()")
 _NUMBER_RE = re.compile(r"\d+(?:\.\d+)?")
 _BARE = frozenset({"{", "(", "[", "- {", "dict("})
-_NEW_NO, _OLD_NO = attrgetter("new_no"), attrgetter("old_no")
+_OLD_NO = attrgetter("old_no")
 _MAX_WALK = 4000  # lines walked up from a setting to find its entry
 
 
@@ -48,10 +48,10 @@ def _skip(text: str) -> bool:
 @memoized
 def _side(changed: ChangedFile, head: bool) -> _Side:
     full = changed.head_lines if head else changed.base_lines
-    # The changed lines' numbers, read at C speed from the file's (cached) added or
-    # removed lines.
-    marked = frozenset(map(_NEW_NO if head else _OLD_NO,
-                           changed.added_lines if head else changed.removed_lines)) - {None}
+    # The changed lines' numbers: the file's own (cached) set for the head side, read at
+    # C speed from its (cached) removed lines for the base.
+    marked = changed.added_line_numbers if head else (
+        frozenset(map(_OLD_NO, changed.removed_lines)) - {None})
     if full is not None:
         return _Side(tuple(range(1, len(full) + 1)), dict(enumerate(full, 1)), marked)
     if head:

@@ -7,10 +7,12 @@ word of every hunk side, so its answers are memoized and plain names skip the re
 from __future__ import annotations
 
 import re
-from collections.abc import Container, Sequence
+from collections.abc import Callable, Container, Sequence
 from functools import lru_cache
+from typing import Literal
 
 from bot.core.globs import compile_glob
+from rules.analysis.knobs.run_scanner import literal_pieces, run_scanner
 
 _NAME_TOKEN_RE = re.compile(r"[A-Za-z][\w-]*")
 _WORD_NAME_RE = re.compile(r"[a-z][a-z0-9-]*")
@@ -25,7 +27,8 @@ def normalize(name: str) -> str:
 class KnobFilter:
     """Which normalized knob names are wanted, plus a fast test for candidate lines."""
 
-    __slots__ = ("_exact", "_hits", "_literal", "_names", "_seen", "_value")
+    __slots__ = ("_exact", "_hits", "_literal", "_names", "_pieces", "_scan", "_seen",
+                 "_value")
 
     def __init__(self, globs: Sequence[str]) -> None:
         normalized = [g.strip().lower().replace("_", "-") for g in globs if g.strip()]
@@ -38,6 +41,11 @@ class KnobFilter:
         self._hits: dict[str, str] = {}  # those whose word may name a wanted knob → it
         self._names: dict[str, bool] = {}  # normalized names
         self._value = self("metric-value")  # lm-eval `value:` keys become `metric-value`
+        self._pieces = literal_pieces(normalized)
+        if self._pieces is not None and self._value:
+            self._pieces.add("value")
+        # The runs that may name a wanted knob, compiled when `present` is first asked.
+        self._scan: Callable[[str], list[str]] | Literal[False] | None = False
 
     def __call__(self, name: str) -> bool:
         hit = self._names.get(name)
@@ -58,7 +66,12 @@ class KnobFilter:
         if len(self._seen) > 100_000:
             self._seen.clear()
             self._hits.clear()
-        runs = _runs(text)
+        # Only the runs holding a wanted name's literal piece can hit, found in one
+        # compiled pass; the per-run steps below are unchanged.
+        scan = self._scan
+        if scan is False:
+            scan = self._scan = run_scanner(self._pieces)
+        runs = set(scan(text)) if scan is not None and text.isascii() else _runs(text)
         hits, names = self._hits, self._names
         # Set operations keep the per-token Python work to runs never seen before; a
         # run is looked at once, whatever it starts with (see `_word`). `_word` and
