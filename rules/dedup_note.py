@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from pathlib import PurePosixPath
 
 from bot.core.findings import Confidence, Finding, Severity
-from rules.analysis.intent import ci_fix_phrase, described, who_reads
+from rules.analysis.intent import described, follows_up_own_change, read_ci_fix, who_reads
 from rules.analysis.prtext import dedup_evidence
 from rules.base import Rule, RuleContext
 
@@ -20,6 +20,12 @@ _NAMED_SURFACES = ("eval-config", "cpu-test", "test")
 _NO_DESCRIPTION = (
     " (Only the commit message was available, with no PR description: if the PR's "
     "description has this check, ignore this.)"
+)
+
+
+_AUTOMATION_NOTE = (
+    " (The diff changes only repository automation — bots, slash commands, label or stale "
+    "managers: if no test or build job failed, ignore this.)"
 )
 
 
@@ -96,6 +102,17 @@ class DedupNote(Rule):
     Without a description (an empty body, or a squash message that only lists the
     commits' subjects) the finding is medium confidence: the PR may have said it.
 
+    Not asked: the fix of the author's own immediately preceding change ("quick fix for
+    last update to pre-merge", "follow-up to #4521" in the title or the description's
+    opening), which nobody else is racing to fix; a diff that only deletes skip markers
+    ("fix skipped e2e test": turning a test back on restores coverage); a failure
+    analysis or report feature ("[CI] Failure analyze for …"); and fixes to repository
+    automation alone (PR bots, slash-command and cherry-pick workflows, label and stale
+    managers) unless the text names a failing test or build, then at medium confidence.
+    A flake fix titled by its remedy ("[CI] Set seeds for e2e tests" whose description
+    says the accuracy fluctuates), a test "temporarily" removed from CI, and a bracketed
+    tag fixing an upstream or CI break (`[FIX_DUE_UPSTREAM]`, `[CI_FIX]`) are CI fixes.
+
     Prefer
     ------
     A short section listing what was searched and a one-line verdict per hit:
@@ -111,11 +128,12 @@ class DedupNote(Rule):
 
     def check(self, ctx: RuleContext) -> Iterable[Finding]:
         snapshot = ctx.snapshot
-        phrase = ci_fix_phrase(snapshot.title, snapshot.body, snapshot.labels)
-        if phrase is None or dedup_evidence(snapshot.body, ctx.config.dedup_heading):
+        reading = read_ci_fix(snapshot)
+        if reading is None or dedup_evidence(snapshot.body, ctx.config.dedup_heading):
             return
-        if _ticked_search(snapshot.body):
+        if _ticked_search(snapshot.body) or follows_up_own_change(snapshot.title, snapshot.body):
             return
+        phrase = reading.phrase
         known = described(snapshot.body)
         terms = ", ".join(f"`{t}`" for t in _search_terms(ctx)) or "the failing job/test"
         heading = _heading_for(ctx.config.dedup_heading)
@@ -129,7 +147,8 @@ class DedupNote(Rule):
             f"Searched open/merged PRs and issues for {terms}:\n"
             "- #<number> — <one-line verdict: different root cause / same failure, "
             "superseded / not a duplicate>\n\n"
-            "or link the tracking issue with `Closes #<issue>`." + _NO_DESCRIPTION * (not known),
+            "or link the tracking issue with `Closes #<issue>`." + _NO_DESCRIPTION * (not known)
+            + _AUTOMATION_NOTE * reading.tentative,
             key="dedup-note:missing-duplicate-work-check",
-            confidence=Confidence.HIGH if known else Confidence.MEDIUM,
+            confidence=Confidence.HIGH if known and not reading.tentative else Confidence.MEDIUM,
         )

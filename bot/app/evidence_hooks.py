@@ -23,7 +23,7 @@ from bot.evidence.records import FailureIndex
 from bot.evidence.section import runs_reply as render_reply
 from bot.github.calls import Flow
 from bot.github.pull import fetch_snapshot
-from rules.analysis.intent import ci_fix_phrase
+from rules.analysis.intent import follows_up_own_change, read_ci_fix
 
 log = logging.getLogger("bot.evidence")
 Decorate = Callable[[Report, PullRequestSnapshot], Report]
@@ -54,7 +54,7 @@ def duplicates_for(ctx: AppContext) -> Enrich:
     cache, now, index = ctx.files_cache, _now(ctx), failure_index(ctx)
 
     def enrich(report: Report, snapshot: PullRequestSnapshot) -> Flow[Report]:
-        if ci_fix_phrase(snapshot.title, snapshot.body, snapshot.labels) is None:
+        if read_ci_fix(snapshot) is None or follows_up_own_change(snapshot.title, snapshot.body):
             return report  # only a CI fix is asked for a duplicate-work check
         related = prior_failing_runs(index, snapshot, now=now).related
         jobs = sorted({r.job.job_name for r in related if r.job.job_name})

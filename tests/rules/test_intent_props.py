@@ -25,6 +25,8 @@ FIXES = (
     "Skip failing {s} tests",
     "resolve {s} eval timeout in CI",
     "Fix {s} test failing on A3",
+    "Temporarily removing the {s} test from CI",
+    "temporarily skip test_{s} in the nightly",
 )
 NOT_FIXES = (
     "Add {s} nightly coverage",
@@ -39,6 +41,10 @@ NOT_FIXES = (
     "Add more {s} runners",
     "Fix the {s} path filter",
     "Re-enable the {s} unit tests",
+    "fix skipped {s} e2e test",
+    "Fix the {s} tests skipped on A2",
+    "Failure analysis for the {s} nightly",
+    "Analyze the {s} nightly failures",
 )
 
 
@@ -86,3 +92,44 @@ def test_a_body_sentence_is_not_quoted_as_the_title(name: str) -> None:
     phrase = ci_fix_phrase(title, body)
     assert phrase is not None
     assert who_reads(title, phrase) == "This PR's description"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(("FIX_DUE_UPSTREAM", "CI_FIX", "HOTFIX-CI", "Bugfix for upstream",
+                        "FIX TEST")),
+       st.integers(min_value=1000, max_value=99999))
+def test_a_bracketed_tag_fixing_a_ci_or_upstream_break_is_a_claim(tag: str, number: int) -> None:
+    assert ci_fix_phrase(f"[{tag}] fix for upstream PR {number}", "") is not None
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from(("UPSTREAM", "UPSTREAM_SYNC", "Bugfix", "Model")),
+       st.integers(min_value=1000, max_value=99999))
+def test_a_tag_without_both_fix_and_break_context_is_not(tag: str, number: int) -> None:
+    assert ci_fix_phrase(f"[{tag}] fix for upstream PR {number}", "") is None
+
+
+FLAKE_BODIES = (
+    "The accuracy fluctuates between runs and sometimes falls under the threshold.",
+    "Without a seed the sampled outputs are non-deterministic and the test is flaky.",
+    "The score occasionally drops below 0.62 on A2.",
+)
+OTHER_BODIES = ("Lets a user pass --seed to reproduce a benchmark.", "", "Adds a CLI flag.")
+
+
+@settings(max_examples=200, deadline=None)
+@given(subject, st.sampled_from(("[CI] Set seeds for {s} e2e tests", "Fix seed in the {s} test",
+                                 "Make the {s} accuracy test deterministic")),
+       st.sampled_from(FLAKE_BODIES))
+def test_a_determinism_remedy_for_a_described_flake_is_a_fix(
+    name: str, template: str, body: str
+) -> None:
+    assert ci_fix_phrase(template.format(s=name), body) is not None
+
+
+@settings(max_examples=200, deadline=None)
+@given(subject, st.sampled_from(("[CI] Set seeds for {s} e2e tests",
+                                 "Add a seed option to the {s} test script")),
+       st.sampled_from(OTHER_BODIES))
+def test_a_determinism_remedy_without_a_flake_is_not(name: str, template: str, body: str) -> None:
+    assert ci_fix_phrase(template.format(s=name), body) is None

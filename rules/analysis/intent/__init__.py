@@ -3,12 +3,14 @@
 The trigger of `dedup-note` and `failing-run-link` (and of the App's evidence hooks).
 It asks for evidence of a failure tied to CI, tests or jobs, not for keywords: a
 `[CI]` tag or a `fix` verb alone does not make a capacity, trigger, logging, report,
-schedule, auto-update, security-scanner or feature PR a CI fix. Everything is linear in
-the text (titles capped, bodies through `prtext.markdown.clean`).
+schedule, auto-update, security-scanner or feature PR a CI fix, and a diff that only
+un-skips tests or only touches repository automation has no failing run. Everything is
+linear in the text and the diff (titles capped, bodies through `prtext.markdown.clean`).
 """
 
 from rules.analysis.intent.body import ci_fix_phrase, described, squash_subjects, who_reads
+from rules.analysis.intent.reading import Reading, follows_up_own_change, read_ci_fix
 from rules.analysis.intent.title import Title, Verdict, judge_title
 
-__all__ = ["Title", "Verdict", "ci_fix_phrase", "described", "judge_title", "squash_subjects",
-           "who_reads"]
+__all__ = ["Reading", "Title", "Verdict", "ci_fix_phrase", "described", "follows_up_own_change",
+           "judge_title", "read_ci_fix", "squash_subjects", "who_reads"]

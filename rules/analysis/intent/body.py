@@ -20,10 +20,13 @@ from rules.analysis.intent.words import (
     CI_FAILURE_RE,
     CI_NOUN_RE,
     CI_PLACE_RE,
+    DETERMINISM_RE,
     SILENCE_RE,
     STABILITY_RE,
+    any_word,
     clauses,
     near_in,
+    words,
 )
 from rules.analysis.prtext.evidence import failure_evidence
 from rules.analysis.prtext.markdown import clean, quote, sentences, split_markdown
@@ -104,6 +107,27 @@ def _other_work(prose: str) -> bool:
     return not any(near_in(clauses(s), CI_FAILURE_RE, CI_NOUN_RE) for s in lead)
 
 
+# A description of a flake in other words: results that vary from run to run.
+_FLAKE_RE = re.compile(
+    r"\b(?:fluctuat\w*|flak\w*|intermittent\w*|sporadic\w*|non-?determinis\w*|unstable|"
+    r"instability|run[- ]to[- ]run)\b|"
+    r"\b(?:sometimes|occasionally|randomly)\b.{0,60}?\b(?:fail\w*|fall\w*|drop\w*|below|"
+    r"under|miss\w*|differ\w*)\b",
+    re.I,
+)
+
+
+def _remedies_a_flake(parsed: Title, prose: str) -> bool:
+    """A title naming a determinism remedy for tests ("Set seeds for e2e tests") whose
+    description says the results varied: a flake fix titled by its remedy."""
+    found = words(parsed.subject)
+    if not any_word(found, DETERMINISM_RE):
+        return False
+    if not (parsed.ci_label or any_word(found, CI_NOUN_RE)):
+        return False
+    return any(_FLAKE_RE.search(s) for s in sentences(prose))
+
+
 _MAX_SUBJECTS = 8  # a 50-commit squash list mentions everything ("update docs") somewhere
 
 
@@ -133,6 +157,8 @@ def ci_fix_phrase(title: str, body: str, labels: Sequence[str] = ()) -> str | No
     if body_sentence:
         return quote(body_sentence)
     parsed = Title.parse(title)
+    if not subjects and _remedies_a_flake(parsed, prose):
+        return quote(title)  # "[CI] Set seeds for e2e tests" + "accuracy fluctuates under …"
     failure = not subjects and (_body_failure(prose) or failure_evidence(body) is not None)
     if failure and (parsed.ci_label or near_in(clauses(parsed.subject), SILENCE_RE, CI_NOUN_RE)):
         # A bare `[CI]` tag or "Disable the PP test" answers the failure the body states.

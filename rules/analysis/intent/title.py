@@ -21,13 +21,17 @@ from rules.analysis.intent.words import (
     GUARD_RE,
     KNOB_RE,
     REENABLE_RE,
+    REMOVE_RE,
     RETUNE_VERB_RE,
     ROUTINE_VERB_RE,
     SILENCE_RE,
+    SKIPPED_RE,
     STABILITY_RE,
+    TEMPORARY_RE,
     adds_coverage,
     any_word,
     clauses,
+    near,
     near_in,
     words,
 )
@@ -56,6 +60,10 @@ _BROKE_RE = re.compile(
     r"\bci[ -]failures?\b",
     re.I,
 )
+_TOKEN_SPLIT_RE = re.compile(r"[^a-z0-9]+")
+_FIX_TOKENS = frozenset({"fix", "fixes", "hotfix", "bugfix", "fixup"})
+_BREAK_CONTEXT_TOKENS = frozenset({"upstream", "ci", "test", "tests", "e2e", "ut", "nightly",
+                                   "hourly", "build", "break", "breakage", "broken"})
 _ALWAYS_STABILITY_RE = re.compile(r"^(?:flak\w*|deflak\w*|unflak\w*|quarantin\w*)$")
 
 
@@ -86,8 +94,11 @@ class Title:
                 continue
             break
         text = " ".join(labels)
-        ci_label = kind in _CI_TYPES or _CI_TAG_RE.search(text) is not None
-        fix_type = kind in ("fix", "hotfix", "bugfix") or re.search(
+        tokens = set(_TOKEN_SPLIT_RE.split(text.lower()))
+        # "[FIX_DUE_UPSTREAM]", "[CI_FIX]": one tag saying a fix of a CI or upstream break.
+        ci_fix_tag = bool(tokens & _FIX_TOKENS) and bool(tokens & _BREAK_CONTEXT_TOKENS)
+        ci_label = kind in _CI_TYPES or _CI_TAG_RE.search(text) is not None or ci_fix_tag
+        fix_type = kind in ("fix", "hotfix", "bugfix") or ci_fix_tag or re.search(
             r"\b(?:fix|bugfix|hotfix)\b", text, re.I) is not None
         return Title(text, rest, kind, ci_label, fix_type)
 
@@ -98,6 +109,24 @@ def _stability(found: list[str], parts: list[list[str]], ci: bool) -> bool:
     if any_word(found, _ALWAYS_STABILITY_RE):
         return True
     return any_word(found, STABILITY_RE) and (ci or near_in(parts, STABILITY_RE, CI_NOUN_RE))
+
+
+def _fixes_turned_off_test(parts: list[list[str]]) -> bool:
+    """"fix skipped e2e test", "fix the tests skipped on A2": the object of the fix verb is
+    a test that was turned off, so the fix turns it back on."""
+    for part in parts:
+        if not any_word(part, CI_NOUN_RE):
+            continue
+        for i, word in enumerate(part):
+            if FIX_RE.match(word) and any_word(part[i + 1:i + 5], SKIPPED_RE):
+                return True
+    return False
+
+
+def _turned_off_for_now(parts: list[list[str]]) -> bool:
+    """A test temporarily removed, skipped or disabled in CI: it is failing or flaky."""
+    return any(near(part, TEMPORARY_RE, REMOVE_RE) and near(part, REMOVE_RE, CI_NOUN_RE)
+               for part in parts)
 
 
 def judge_title(title: str) -> Verdict:
@@ -121,7 +150,8 @@ def judge_title(title: str) -> Verdict:
     if parsed.kind in _FEATURE_TYPES and not (stable or (fix_verb and failing)):
         return Verdict.NOT
     explicit_fix = fix_verb or (parsed.fix_type and parsed.ci_label)
-    if not (stable or failing) and near_in(parts, REENABLE_RE, CI_NOUN_RE):
+    if not (stable or failing) and (near_in(parts, REENABLE_RE, CI_NOUN_RE)
+                                    or _fixes_turned_off_test(parts)):
         return Verdict.NOT  # turning tests back on restores coverage, even "fix and enable"
     if not (fix_verb or stable or failing) and adds_coverage(found):
         return Verdict.NOT  # "[BugFix][CI] add ep CI" is new coverage, whatever the tag
@@ -130,6 +160,8 @@ def judge_title(title: str) -> Verdict:
         return Verdict.NOT  # new coverage, a move, a bump: routine CI work
     if stable or (failing and (explicit_fix or ci or any_word(found, GUARD_RE, SILENCE_RE))):
         return Verdict.FIX
+    if _turned_off_for_now(parts):
+        return Verdict.FIX  # "Temporarily removing X from CI": it is unstable, the run shows how
     if near_in(lead, FIX_RE, CI_NOUN_RE) or (explicit_fix and parsed.ci_label):
         return Verdict.CLAIM
     if parsed.fix_type and any(any_word(part, CI_NOUN_RE) and not ROUTINE_VERB_RE.match(part[0])

@@ -21,6 +21,10 @@ _META = {
               r"\bcharts?\b|\bcsv\b|\bleaderboards?\b|\bbadges?\b|\bnotif\w+|\bslack\b|"
               r"\be-?mails?\b|\b(?:data|result|record|row)\s+counts?\b|\bcoverage report\b|"
               r"\bupload(?:s|ing)? (?:\w+ )?(?:results?|metrics|artifacts?)\b",
+    # Tooling that analyses failures: "[CI] Failure analyze for …", "add a failure triage bot".
+    "failure analysis": r"\bfailures? (?:analy[sz]\w*|triage|classif\w*|categori[sz]\w*|"
+                        r"attribution|statistics|stats|tracker|tracking)\b|"
+                        r"\banaly[sz](?:e|es|er|ing|is)\b (?:[\w.-]+ ){0,3}failures?\b",
     "schedule": r"\bcron\b|\bschedul(?:e|es|ed|ing)\b|\bschedulable\b|\btime ?zone\b|"
                 r"\b(?:daily|weekly) (?:run|trigger|time)\b",
     "auto-update": r"\blkg\b|\bauto-?updat\w*|\bdependabot\b|\brenovate\b|\bmain2main\b|"
@@ -47,7 +51,9 @@ _INFRA = {
                r"\bpaths-ignore\b|\bchanged files\b|\bonly (?:run|check)\w*|\bif_changed\b|"
                r"\bconcurrency(?: group)?\b|\bready[- ]label\b|\b(?:skip|run) ci\b|"
                r"\bexclud\w+ .{0,40}\bfrom\b",
-    "capacity": r"\brunners?\b|\bmachines?\b|\bcapacity\b|\bclusters?\b|\bnodes? pool\b|"
+    # Not vLLM's "model runner" (a worker class): "adapt the model runner to upstream".
+    "capacity": r"(?<!model )(?<!model_)\brunners?\b|\bmachines?\b|\bcapacity\b|\bclusters?\b|"
+                r"\bnodes? pool\b|"
                 r"\bself-hosted\b|\bhost network\b|\bmore (?:gpus|nodes|workers)\b",
 }
 _META_RE = {name: re.compile(p, re.I) for name, p in _META.items()}

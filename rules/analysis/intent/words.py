@@ -50,6 +50,20 @@ GUARD_RE = re.compile(r"^(?:avoid\w*|prevent\w*|handl\w*|tolerat\w*|retr(?:y|ies
 SILENCE_RE = re.compile(r"^(?:skip\w*|disabl\w*|silenc\w*|xfail\w*|mark\w*)$")
 REENABLE_RE = re.compile(
     r"^(?:re-?enabl\w*|enabl\w*|recover\w*|unskip\w*|reactivat\w*|un-?xfail\w*)$")
+# "fix skipped e2e test", "fix the disabled UT": the object is a test that was turned off.
+SKIPPED_RE = re.compile(r"^(?:skip+e?d|disabled|xfail(?:ed)?|ignored|commented)$")
+# "Temporarily removing granite-4-h from CI": a test turned off until it is stable again.
+TEMPORARY_RE = re.compile(r"^temporarily$")  # not "temporary files"
+REMOVE_RE = re.compile(r"^(?:remov\w*|exclud\w*|drop(?:s|ped|ping)?|comment\w*|"
+                       r"skip\w*|disabl\w*|xfail\w*)$")
+# A remedy of non-determinism named instead of the flake: "Set seeds for e2e tests".
+DETERMINISM_RE = re.compile(r"^(?:seeds?|seeded|seeding|determinis\w*|deterministic\w*)$")
+# Tests and builds, not CI in general: a bot's workflow job failing is not a red test.
+TEST_NOUN_RE = re.compile(
+    r"^(?:tests?|testing|test_[\w.]+|\w+_test(?:\.py)?|unittests?|ut|builds?|nightly|nightlies|"
+    r"hourly|lm[-_]?eval\w*|gsm8k|mmlu|suites?|buildkite|e2e|smoke|regressiontest|testcases?|"
+    r"pytest)$"
+)
 # Not "pipeline", "runner", "gate", "shard": in vLLM/SGLang those are pipeline
 # parallelism, the model runner, MoE gates and weight shards far more often than CI.
 # Nor "eval": in RL trainers it is a product feature ("fix eval with the async engine").
