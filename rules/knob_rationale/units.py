@@ -24,6 +24,9 @@ _SHELL_FUNCTION_RE = re.compile(
     r"^\s*(?:function\s+([A-Za-z_][\w:.-]*)\s*(?:\(\s*\))?|([A-Za-z_][\w:.-]*)\s*\(\s*\))\s*\{?\s*$")
 # `"Qwen/Qwen3-8B": …` (a map keyed by model or case names)
 _QUOTED_KEY_RE = re.compile(r"""^\s*(["'])([^"'\n]{1,200})\1\s*:""")
+# An element of a list built by a call (`ModelCase("org/b", tp=2),`, `EvalConfig(`).
+_CALL_ELEMENT_RE = re.compile(r"^\s*[A-Za-z_][\w.]*\(")
+_NUMBER_RE = re.compile(r"\d+(?:\.\d+)?(?:e-?\d+)?")
 _MAX_WALK = 400
 
 
@@ -58,7 +61,8 @@ def in_new_unit(changed: ChangedFile, setting: Setting) -> bool:
     if path.endswith(_SHELL_SUFFIXES):
         return _in_new_function(changed, setting.line)
     if path.endswith((".py", ".json")):
-        return _in_new_keyed_entry(changed, setting)
+        return _in_new_keyed_entry(changed, setting) or (
+            path.endswith(".py") and _in_new_call_element(changed, setting.line))
     return False
 
 
@@ -84,6 +88,54 @@ def _in_new_keyed_entry(changed: ChangedFile, setting: Setting) -> bool:
         return (n in _added(changed) and key not in _removed_names(changed)
                 and _has_keyed_sibling(head, n))
     return False
+
+
+def _in_new_call_element(changed: ChangedFile, number: int) -> bool:
+    """A setting in a new element of a list that is built by a call: the element's
+    line is added, it sits directly in a `[` list, and no removed line is the same
+    element with other values (then it was retuned, and values compare)."""
+    head = known_lines(changed)
+    chain = [(number, head.get(number, "")), *openers(head, number, _MAX_WALK)]
+    for k, (n, text) in enumerate(chain[:2]):
+        if not _CALL_ELEMENT_RE.match(text):
+            continue
+        if k + 1 < len(chain):
+            if not chain[k + 1][1].split("#", 1)[0].rstrip().endswith("["):
+                return False
+        elif not _same_call_sibling(head, n, text):
+            return False  # the container is not in the patch: an existing sibling tells
+        return n in _added(changed) and _element_identity(text) not in _removed_elements(changed)
+    return False
+
+
+def _same_call_sibling(head: Mapping[int, str], number: int, text: str) -> bool:
+    """Another element built by the same call at the same indentation, above or below,
+    or the `),` that ends the element above."""
+    callee = text.strip().split("(", 1)[0] + "("
+    indent = _indent(text)
+    for step in (-1, 1):
+        n = number + step
+        while n in head and abs(n - number) < _MAX_WALK:
+            line = head[n]
+            n += step
+            if line.strip() and _indent(line) < indent:
+                break
+            if _indent(line) == indent and (line.strip().startswith(callee)
+                                            or (step < 0 and line.strip() == "),")):
+                return True  # the same call, or the end of the element above (`),`)
+    return False
+
+
+def _element_identity(text: str) -> str:
+    """An element by its call and first argument (`ModelCase("org/c"`): the same entry
+    with a value changed or a keyword added is no new entry."""
+    return _NUMBER_RE.sub("", text.split(",", 1)[0]).strip()
+
+
+@memoized
+def _removed_elements(changed: ChangedFile) -> frozenset[str]:
+    return frozenset(_element_identity(line.text) for line in changed.removed_lines
+                     if _CALL_ELEMENT_RE.match(line.text))
 
 
 def _has_keyed_sibling(head: Mapping[int, str], number: int) -> bool:
