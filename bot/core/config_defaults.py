@@ -30,6 +30,23 @@ DEFAULT_KNOBS: tuple[str, ...] = (
     "*concurrency*",
     "parallel",
     "parallelism",
+    # Poll, retry and start-up budgets: how long a gate waits before it gives up.
+    "max-attempts",
+    "*-max-attempts",
+    "num-attempts",
+    "max-retries",
+    "*-max-retries",
+    "num-retries",
+    "retry-count",
+    "*poll-interval*",
+    "*retry-interval*",
+    "*retry-delay*",
+    "*sleep-seconds*",
+    "*sleep-secs",
+    "*sleep-time*",
+    "init-sleep*",
+    "*startup-wait*",
+    "*startup-delay*",
 )
 
 # Headings that mark a duplicate-work check. Bounded repetitions only: PR bodies are

@@ -33,8 +33,11 @@ from rules.base import Rule, RuleContext
 from rules.knob_rationale.comments import own_comment
 from rules.knob_rationale.fakes import on_a_fake
 from rules.knob_rationale.introduced import introduced_names, known_before
+from rules.knob_rationale.keypaths import split_across_entries
+from rules.knob_rationale.mentions import Mentions
 from rules.knob_rationale.switches import named_switch
 from rules.knob_rationale.tuples import tuple_changes
+from rules.knob_rationale.units import in_new_unit, split_across_functions
 
 
 def _signature(setting: Setting, change: Change) -> tuple[str, str, str]:
@@ -120,13 +123,19 @@ class KnobRationale(Rule):
       --max-num-batched-tokens 32768
     ```
 
+    Poll, retry and start-up budgets are knobs too (`MAX_ATTEMPTS`, `--startup-wait`,
+    `init_sleep_seconds`): a gate that gives up sooner fails at random.
+
     Knobs of a new file, or of a new test, step, job, list item or config entry added
-    whole, are not asked about (that is new configuration, not a retune), nor are
+    whole (a new shell test function, a new `"model": "…"` entry of a model table),
+    are not asked about (that is new configuration, not a retune), nor are
     settings that only moved (the same value removed elsewhere in the PR), values set on
     mocks and fakes (`SimpleNamespace(…)`, `MagicMock(…)`) in unit tests, or shortened
     timeouts (a limit that is too short fails loudly).
     Values are compared within one entry: a deleted test's threshold is not paired with
-    the next test's. A knob added in a hunk that switches a setting to a value the
+    the next test's, nor one benchmark case's value with another's (the same YAML key
+    path, list items told apart by `name:`); when cases are restructured, nothing is said
+    rather than a wrong old → new. A knob added in a hunk that switches a setting to a value the
     description names (`model: hf` → `vllm` in "run lm-eval on vLLM") comes with that
     switch, whose account is its reason; a knob added to three or more sibling configs
     is one change, asked about once; a test fixture repeating the old → new retune of a
@@ -137,7 +146,12 @@ class KnobRationale(Rule):
     comment explaining one change also covers the same old → new change repeated in the
     same file (one decorator per test). Commented-out code and pragmas are not reasons,
     nor is a comment that belongs to another key (the one directly above a different
-    line) unless it names the knob or gives a reason.
+    line) unless it names the knob or gives a reason, nor one that only restates the
+    value (`# 2 attempts * 20 seconds = 40 seconds timeout`). The description may name
+    a knob the way people write it: by abbreviation (`TP4`, `mem fraction`, `max len`)
+    in a sentence giving a reason, or by the change itself in a bullet (`TP4 → TP2`,
+    `max-model-len 8192 -> 4096`) when the PR states its reason or purpose elsewhere
+    ("to speed up CI").
 
     Prefer
     ------
@@ -158,6 +172,7 @@ class KnobRationale(Rule):
         wanted = knob_filter(ctx.config.knobs)
         union = shared_filter(ctx.config)
         description = Description(ctx.snapshot.text)
+        mentions = Mentions(ctx.snapshot.text)
         # What threshold-loosening reports is not asked about twice.
         categories = (configured_categories(ctx.config)
                       if loosening_reported(ctx.config) else None)
@@ -167,8 +182,8 @@ class KnobRationale(Rule):
         for changed in ctx.files():
             if changed.status in ("added", "copied"):
                 continue  # a new config or test is reviewed as a whole, not as a retune
-            asks += self._file(changed, wanted, union, description, categories, moved,
-                               ctx.snapshot, introduced)
+            asks += self._file(changed, wanted, union, (description, mentions), categories,
+                               moved, ctx.snapshot, introduced)
         sweeps, asked = _sweeps(asks), set()
         mirrored = _mirrors(ctx.snapshot, union) if asks else set()
         for changed, changes in asks:
@@ -188,21 +203,24 @@ class KnobRationale(Rule):
 
     def _file(
         self, changed: ChangedFile, wanted: KnobFilter, union: KnobFilter,
-        description: Description, categories: Categories | None, moved: MovedSettings,
+        texts: tuple[Description, Mentions], categories: Categories | None,
+        moved: MovedSettings,
         snapshot: PullRequestSnapshot, introduced: frozenset[str],
     ) -> list[tuple[ChangedFile, list[Change]]]:
         pr_text = snapshot.text
+        description, mentions = texts
         per_hunk: list[tuple[Hunk, list[Change]]] = []
         for hunk in changed.hunks:
             fresh = new_unit_lines(hunk)
             switch: str | bool | None = False  # computed once per hunk, when needed
             kept: list[Change] = []
             found = split_across_owners(changed, hunk_changes(changed, hunk, union))
+            found = split_across_functions(changed, split_across_entries(changed, hunk, found))
             for change in [*found, *tuple_changes(changed, hunk)]:
                 new = change.new
                 if new is None or not new.literal or not wanted(new.name) or not change.is_change:
                     continue
-                if change.old is None and (new.line in fresh
+                if change.old is None and (new.line in fresh or in_new_unit(changed, new)
                                            or new_configuration(changed, new, moved)):
                     continue  # a knob of a brand-new entry, or one that moved, is no retune
                 if change.old is None and new.name in introduced and not known_before(
@@ -227,9 +245,8 @@ class KnobRationale(Rule):
         for _, changes in per_hunk:
             for change in changes:
                 setting = change.setting
-                if own_comment(changed, setting) or description.explains(
-                    _subjects(change)
-                ):
+                if (own_comment(changed, setting) or description.explains(_subjects(change))
+                        or mentions.explains(change)):
                     # The same retune repeated in this file (e.g. one decorator per test)
                     # is covered by the comment written once.
                     explained.add(_signature(setting, change))

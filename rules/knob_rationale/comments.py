@@ -29,6 +29,29 @@ _OPENER_RE = re.compile(
     r"^\s*(?:@[\w.]+\(?|[\w.\[\]'\"-]+\s*[:=]\s*(?:[|>][+-]?|[\[({])?|[\w.]+\()\s*$")
 
 
+# Words a comment uses to restate a value rather than explain it (`# 2 attempts * 20
+# seconds = 40 seconds timeout`, `# 10 min total`).
+_RESTATING_WORDS = frozenset((
+    "ms", "msec", "s", "sec", "secs", "second", "seconds", "min", "mins", "minute", "minutes",
+    "h", "hr", "hrs", "hour", "hours", "day", "days", "gb", "gib", "mb", "mib", "kb", "kib",
+    "tokens", "token", "attempt", "attempts", "retry", "retries", "try", "tries", "times",
+    "time", "timeout", "total", "max", "maximum", "minimum", "approx", "about", "around",
+    "roughly", "each", "every", "per", "in", "of", "the", "a", "an", "x", "is", "e", "eg",
+    "ie", "i",
+))
+_WORDS_RE = re.compile(r"[^\W\d_]+")
+
+
+def _restates(comment: str, setting: Setting) -> bool:
+    """A comment of numbers, units and the knob's own words only: arithmetic on the
+    value, not a reason for it."""
+    if not any(ch.isdigit() for ch in comment):
+        return False
+    own = set(re.split(r"[-_\s]+", setting.raw.lower()))
+    return all(w.lower() in _RESTATING_WORDS or w.lower() in own
+               for w in _WORDS_RE.findall(comment))
+
+
 def _comment_line(text: str | None) -> bool:
     stripped = (text or "").strip()
     return stripped.startswith("#") and bool(comment_text(text or ""))
@@ -73,7 +96,7 @@ def own_comment(changed: ChangedFile, setting: Setting) -> tuple[int, str] | Non
         if text is None or "#" not in text:
             continue  # no comment on the line: what `adjacent_comment` finds first, cheaply
         found = adjacent_comment(changed, (n,), radius=0)
-        if found is None:
+        if found is None or _restates(found[1], setting):
             continue
         if first <= n <= last:
             return found  # on the knob's own line(s)

@@ -3,10 +3,14 @@ failing run, cite issues and PRs, give a reason for a change. Bodies are hostile
 (pasted multi-MB logs): everything is capped and linear."""
 
 from rules.analysis.prtext.evidence import failure_evidence, stress_statistics
-from rules.analysis.prtext.explains import description_explains, description_relocates
+from rules.analysis.prtext.explains import (
+    description_explains,
+    description_relocates,
+    gives_reason,
+)
 from rules.analysis.prtext.references import DescriptionLinks, dedup_evidence, issue_link
 
 __all__ = [
     "DescriptionLinks", "dedup_evidence", "description_explains", "description_relocates",
-    "failure_evidence", "issue_link", "stress_statistics",
+    "failure_evidence", "gives_reason", "issue_link", "stress_statistics",
 ]

@@ -26,6 +26,11 @@ def _sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_SPLIT_RE.split(text) if s.strip()]
 
 
+def gives_reason(sentence: str) -> bool:
+    """Whether a sentence states a reason (a cause, a failure, what it avoids)."""
+    return _REASON_RE.search(sentence) is not None
+
+
 def description_explains(pr_text: str, subjects: Iterable[str]) -> str | None:
     """The sentence of the PR title/body that names a subject and gives a reason."""
     wanted = [_normalize(s) for s in subjects if s]

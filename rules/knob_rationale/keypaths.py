@@ -1,0 +1,103 @@
+"""Values paired within one YAML entry: the same key path, the same named list item.
+
+A restructured map of benchmark cases (`acc:` renamed `acc_aime2025:`, `perf_1:`
+replaced by `acc_GPQA:`) lines up one case's `threshold` with another's in the diff;
+"threshold 0.97 → 5" is then no change anyone made. A pair is kept only when both
+values sit at the same key path, list items told apart by their name (`- name: …`);
+a head value whose old counterpart was in another entry is dropped rather than
+reported with a wrong old value (or as new, when the entry was only restructured).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bot.core.snapshot import ChangedFile, Hunk
+from rules.analysis.knobs import Change
+from rules.analysis.memo import memoized
+from rules.analysis.yamlscan import ITEM, YamlLine, is_yaml, scan
+
+# Keys whose value names a list item (a test case, a model, a job).
+_NAME_KEYS = frozenset({"name", "model", "model_name", "id", "key", "label", "case", "task",
+                        "test", "test_name", "case_name", "job", "dataset"})
+_Path = tuple[str, ...]
+
+
+def split_across_entries(changed: ChangedFile, hunk: Hunk,
+                         changes: Sequence[Change]) -> list[Change]:
+    """The changes re-paired so that old and new values share an entry (YAML only)."""
+    if not is_yaml(changed.path) or not any(
+            c.old is not None and c.new is not None for c in changes):
+        return list(changes)
+    base, head = _paths(changed, hunk, False), _paths(changed, hunk, True)
+    crossing = {c.setting.name for c in changes if c.old is not None and c.new is not None
+                and _differ(base.get(c.old.line), head.get(c.new.line))}
+    if not crossing:
+        return list(changes)
+    out = [c for c in changes if c.setting.name not in crossing]
+    for name in crossing:
+        mine = [c for c in changes if c.setting.name == name]
+        olds = [c.old for c in mine if c.old is not None]
+        taken: set[int] = set()
+        for change in mine:
+            new = change.new
+            if new is None:
+                continue
+            where = head.get(new.line)
+            match = next((k for k, old in enumerate(olds) if k not in taken
+                          and not _differ(base.get(old.line), where)), None)
+            if match is not None:
+                taken.add(match)
+                out.append(Change(olds[match], new))
+            elif change.old is None:
+                out.append(change)  # added, and never paired: as before
+            # else: its counterpart was in another entry (restructured): say nothing
+        out += [Change(old, None) for k, old in enumerate(olds) if k not in taken]
+    return out
+
+
+def _differ(a: _Path | None, b: _Path | None) -> bool:
+    return a is not None and b is not None and a != b
+
+
+def _paths(changed: ChangedFile, hunk: Hunk, head: bool) -> dict[int, _Path]:
+    """Key paths (items named) of one side's lines visible in the hunk."""
+    scanned = _scanned_side(changed, head)
+    if scanned is None:
+        visible = [(n, line.text) for line in hunk.lines
+                   if (n := line.new_no if head else line.old_no) is not None]
+        scanned = _named(scan(visible, full=False, section=hunk.section))
+    return scanned
+
+
+@memoized
+def _scanned_side(changed: ChangedFile, head: bool) -> dict[int, _Path] | None:
+    lines = changed.head_lines if head else changed.base_lines
+    if lines is None:
+        return None
+    return _named(scan(enumerate(lines, start=1), full=True))
+
+
+def _named(lines: list[YamlLine]) -> dict[int, _Path]:
+    by_number = {line.number: line for line in lines}
+    out: dict[int, _Path] = {}
+    for line in lines:
+        path = line.path
+        if ITEM in path:
+            path = tuple(_item_name(by_number.get(anchor)) if part == ITEM else part
+                         for part, anchor in zip(path, _padded(line), strict=False))
+        out[line.number] = path
+    return out
+
+
+def _padded(line: YamlLine) -> tuple[int, ...]:
+    anchors = line.anchors
+    return anchors + (0,) * (len(line.path) - len(anchors))
+
+
+def _item_name(opener: YamlLine | None) -> str:
+    """A list item by the name its first key gives it (`- name: perf_1`), else `[]`."""
+    if opener is None or opener.key is None or opener.key.lower() not in _NAME_KEYS:
+        return ITEM
+    return f"{ITEM}{opener.key}={opener.value.strip().strip(chr(34) + chr(39))}"
+
