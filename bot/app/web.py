@@ -29,7 +29,6 @@ from urllib.parse import parse_qs
 
 from aiohttp import web
 
-from bot.app.delivery_fields import DeliveryFields, scan_prefix
 from bot.app.events import accepts
 from bot.app.health import (
     METRICS_KEY,
@@ -47,6 +46,7 @@ from bot.app.signed_body import Rejected, read_signed
 from bot.app.signed_body import signature_for as signature_for
 from bot.app.signed_body import signature_ok as signature_ok
 from bot.store import GroupCommitter, NewDelivery, Store
+from bot.store.delivery_fields import DeliveryFields, scan_prefix
 
 log = logging.getLogger("bot.web")
 

@@ -31,9 +31,9 @@ from typing import Any
 
 import lz4.block
 
-from bot.app.delivery_fields import push_group_key
 from bot.store.base import NewDelivery
 from bot.store.db import Db
+from bot.store.delivery_fields import push_group_key
 from bot.store.rows import encode_payload
 
 log = logging.getLogger("bot.store")
