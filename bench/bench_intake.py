@@ -238,9 +238,9 @@ def measure_costs() -> dict[str, float]:
 
     import orjson
 
-    from bot.app.delivery_fields import scan_prefix, scan_pull_request
     from bot.app.jsonlog import JsonFormatter
     from bot.store import NewDelivery, connect
+    from bot.store.delivery_fields import scan_prefix, scan_pull_request
 
     body = PAYLOAD.read_bytes()
     costs: dict[str, float] = {}

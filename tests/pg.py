@@ -16,8 +16,9 @@ import psycopg
 import pytest
 
 ADMIN_URL = os.environ.get("CI_STABILITY_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
-TABLES = ("deliveries", "pr_state", "pr_leases", "pr_journal", "waivers", "handled_comments",
-          "command_log", "command_progress", "command_effects", "rate_events", "misfires")
+TABLES = ("deliveries", "inbox", "pr_state", "pr_leases", "pr_journal", "waivers",
+          "handled_comments", "command_log", "command_progress", "command_effects",
+          "rate_events", "misfires")
 
 
 def _with_database(url: str, name: str) -> str:

@@ -35,12 +35,12 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from bot.app.delivery_fields import DeliveryFields, delivery_fields
 from bot.app.jsonlog import log_context
 from bot.app.metrics import Metrics
 from bot.app.payload_shape import parsed_payload
 from bot.errors import PermanentError, RetryableError
 from bot.store import Delivery, Store
+from bot.store.delivery_fields import DeliveryFields, delivery_fields
 from bot.store.pr_tables import pr_waiting_note
 
 log = logging.getLogger("bot.queue")
@@ -196,7 +196,7 @@ class Worker:
         with log_context(delivery_id=d.id, event=d.event, action=d.action,
                          attempt=d.attempts, **fields.log_fields()):
             if problem is not None:
-                # Intake checks only the first bytes (bot/delivery_fields.py); no retry
+                # Intake checks only the first bytes (bot/store/delivery_fields.py); no retry
                 # can make a payload parse, and the handler must never see one that does not.
                 self._dead(d, problem)
                 return

@@ -6,12 +6,14 @@ persists the delivery keyed by `X-GitHub-Delivery`, wakes the workers and answer
 once; GitHub gives up on a delivery after 10 s and never retries it by itself.
 `/metrics` lives on its own listener (bot/app/health.py).
 
-Persisting goes through group commit (bot/store/group_commit.py): the deliveries that
-arrive while a batch is being written share the next transaction, and each `202`
-goes out only after the transaction holding its delivery committed, so an
-acknowledged delivery survives the process dying (SQLite WAL with
-synchronous=NORMAL; PostgreSQL's commit). A redelivered id is answered `200 duplicate`
-by the table's primary key, restarts included. The log line, metrics and the workers'
+Persisting goes through group commit (bot/store/group_commit.py) into the inbox
+(bot/store/inbox.py): the deliveries that arrive while a batch is being written share
+the next transaction, and each `202` goes out only after the transaction holding its
+delivery committed, so an acknowledged delivery survives the process dying (SQLite WAL
+with synchronous=NORMAL; PostgreSQL's commit). On the request path: the signature, the
+headers, `action` for the event filter, one inbox row; the debounce key and the queue's
+indexes are the promoter's. A redelivered id is answered `200 duplicate` (inbox and
+queue both checked), restarts included. The log line, metrics and the workers'
 wake-up come once per committed batch (`_Intake.committed`), not once per request.
 """
 
@@ -27,7 +29,6 @@ from urllib.parse import parse_qs
 
 from aiohttp import web
 
-from bot.app.delivery_fields import DeliveryFields, delivery_fields, scan_prefix, scan_pull_request
 from bot.app.events import accepts
 from bot.app.health import (
     METRICS_KEY,
@@ -45,6 +46,7 @@ from bot.app.signed_body import Rejected, read_signed
 from bot.app.signed_body import signature_for as signature_for
 from bot.app.signed_body import signature_ok as signature_ok
 from bot.store import GroupCommitter, NewDelivery, Store
+from bot.store.delivery_fields import DeliveryFields, scan_prefix
 
 log = logging.getLogger("bot.web")
 
@@ -141,49 +143,43 @@ class _Intake:
         if event == "ping":
             self.metrics.delivery_received(event, "ping")
             return web.json_response({"status": "pong"})
-        # The fast path reads `action` (and, for pull_request, the debounce key) from
-        # the raw bytes; the worker parses the payload in full and dead-letters one
-        # that turns out not to be JSON.
+        # The fast path reads only `action` from the raw bytes (the event filter needs
+        # it); the promoter reads the debounce key (bot/store/inbox.py) and the worker
+        # parses the payload in full, dead-lettering one that turns out not to be JSON.
         prefix = scan_prefix(body) if request.content_type == "application/json" else None
-        fields: DeliveryFields | None = None
-        if prefix is not None:
+        if prefix is not None and (prefix.number is not None or event != "pull_request"):
+            # (GitHub's pull_request payloads carry `number` second: one that does not
+            # is parsed here, and refused here if it does not parse.)
             action: str | None = prefix.action
-            if not self.accepts(event, action):
-                return self._ignored(event, action, delivery_id)
-            if event == "pull_request":
-                # The head SHA fed the per-request log line, gone (see `committed`).
-                fields = scan_pull_request(body, prefix, head=False)
-        if fields is None:
+        else:
             payload, body, problem = _parse_payload(body, request.content_type)
             if problem is not None:
                 return self._reject(event, "bad_request", 400, problem)
             if not isinstance(payload, dict):
                 return self._reject(event, "bad_request", 400, "payload is not a JSON object")
             action = payload.get("action") if isinstance(payload.get("action"), str) else None
-            if not self.accepts(event, action):
-                return self._ignored(event, action, delivery_id)
-            fields = delivery_fields(payload)
-        try:  # a lone surrogate (`"\ud800"`) parses, but no store can hold it as text
-            f"{action or ''}{fields.repo or ''}".encode()
-        except UnicodeEncodeError:
-            return self._reject(event, "bad_request", 400, "`action` or the repository "
-                                "name is not valid Unicode")
-        return await self._persist(delivery_id, event, action, body, fields)
+            try:  # a lone surrogate (`"\ud800"`) parses, but no store can hold it as text
+                (action or "").encode()
+            except UnicodeEncodeError:
+                return self._reject(event, "bad_request", 400,
+                                    "`action` is not valid Unicode")
+        if not self.accepts(event, action):
+            return self._ignored(event, action, delivery_id)
+        return await self._persist(delivery_id, event, action, body)
 
-    async def _persist(
-        self, delivery_id: str, event: str, action: str | None, body: bytes,
-        fields: DeliveryFields,
-    ) -> web.Response:
+    async def _persist(self, delivery_id: str, event: str, action: str | None,
+                       body: bytes) -> web.Response:
         now = self.clock()
-        group_key, not_before = None, now
-        if (event, action) == ("pull_request", "synchronize") and fields.repo and fields.number:
-            group_key, not_before = f"{fields.repo}#{fields.number}", now + self.debounce
-        delivery = NewDelivery(delivery_id, event, action, body, now, not_before, group_key)
+        # A push waits out the debounce; the promoter makes it due at once if the
+        # payload names no pull request to debounce on.
+        not_before = now + self.debounce if (event, action) == ("pull_request",
+                                                                 "synchronize") else now
+        delivery = NewDelivery(delivery_id, event, action, body, now, not_before)
         try:
             added = await self.committer.add(delivery)
         except Exception:
             log.exception("could not persist the delivery",
-                          extra=_log_fields(delivery_id, event, action, fields))
+                          extra=_log_fields(delivery_id, event, action, None))
             self.metrics.delivery_received(event, "error")
             return web.json_response({"error": "store unavailable"}, status=503)
         if not added:

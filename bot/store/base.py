@@ -94,6 +94,13 @@ class Store(Protocol):
     def add_deliveries(self, batch: Sequence[NewDelivery]) -> list[bool]:
         """`add_delivery` for many in one transaction (group commit); one bool each."""
 
+    def add_to_inbox(self, batch: Sequence[NewDelivery]) -> list[bool]:
+        """Intake's durable write (bot/store/inbox.py): one transaction, one bool each
+        (False: the id is already in the inbox or the queue)."""
+
+    def promote_inbox(self, limit: int = 512) -> int:
+        """Move up to `limit` inbox rows into the queue; how many were taken."""
+
     def claim(self, now: float) -> Delivery | None:
         """Atomically mark one runnable delivery running, leased to this process until
         `now` + the lease: pending with not_before <= now, or running with an expired

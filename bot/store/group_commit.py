@@ -1,9 +1,10 @@
 """Group commit for webhook intake: many concurrent inserts, one transaction.
 
 Each request awaits `GroupCommitter.add()`, which resolves only after the
-transaction holding its delivery has committed, so a `202` is never sent for a
-delivery that is not on disk. Requests that arrive while a batch is being written
-form the next batch, so the per-commit cost is shared instead of paid per request.
+transaction holding its delivery (in the inbox, bot/store/inbox.py) has committed,
+so a `202` is never sent for a delivery that is not on disk. Requests that arrive
+while a batch is being written form the next batch, so the per-commit cost is
+shared instead of paid per request.
 
 A store whose commit waits on a server (PostgreSQL) sets `commit_off_loop` to N: up
 to N batches are written at once on threads, one intake connection each, so the
@@ -74,7 +75,7 @@ class GroupCommitter:
             while self._waiting:
                 batch = self._take()
                 try:
-                    results = self._store.add_deliveries([d for d, _ in batch])
+                    results = self._store.add_to_inbox([d for d, _ in batch])
                 except Exception as exc:
                     _settle(batch, None, exc)
                 else:
@@ -90,7 +91,7 @@ class GroupCommitter:
                 batch = self._take()
                 try:
                     results = await loop.run_in_executor(
-                        None, self._store.add_deliveries, [d for d, _ in batch])
+                        None, self._store.add_to_inbox, [d for d, _ in batch])
                 except Exception as exc:
                     _settle(batch, None, exc)
                 else:

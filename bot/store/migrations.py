@@ -129,6 +129,19 @@ MIGRATIONS: Final[list[Migration]] = [
             PRIMARY KEY (repo, comment_id, by_user)
         )""",
     ),
+    # 6: the intake inbox (bot/store/inbox.py): a verified delivery as it arrived, its
+    # primary key the only index, until the promoter moves it into `deliveries`.
+    (
+        """CREATE TABLE inbox (
+            id TEXT PRIMARY KEY,
+            event TEXT NOT NULL,
+            action TEXT,
+            payload BLOB NOT NULL,
+            payload_encoding TEXT NOT NULL,
+            received_at REAL NOT NULL,
+            not_before REAL NOT NULL
+        )""",
+    ),
 ]
 
 

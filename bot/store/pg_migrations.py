@@ -127,6 +127,31 @@ PG_MIGRATIONS: Final[list[Migration]] = [
     # (bench/RESULTS-intake.md). EXTERNAL stores them out of line as they are; it
     # applies to rows written from now on. No SQLite counterpart (nothing to change).
     ("ALTER TABLE deliveries ALTER COLUMN payload SET STORAGE EXTERNAL",),
+    # 6: the intake inbox (SQLite's migration 6; bot/store/inbox.py). The trigger makes
+    # an id already queued a unique violation, as a second copy in the inbox is, so
+    # intake's binary COPY answers a redelivery `duplicate` (its conflict-aware
+    # fallback leaves such ids out) at the cost of one index probe a row.
+    (
+        """CREATE TABLE inbox (
+            id TEXT PRIMARY KEY,
+            event TEXT NOT NULL,
+            action TEXT,
+            payload BYTEA NOT NULL,
+            payload_encoding TEXT NOT NULL,
+            received_at DOUBLE PRECISION NOT NULL,
+            not_before DOUBLE PRECISION NOT NULL
+        )""",
+        "ALTER TABLE inbox ALTER COLUMN payload SET STORAGE EXTERNAL",
+        """CREATE FUNCTION inbox_known_id() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            IF EXISTS (SELECT 1 FROM deliveries WHERE id = NEW.id) THEN
+                RAISE unique_violation USING MESSAGE = 'delivery id already queued';
+            END IF;
+            RETURN NEW;
+        END $$""",
+        "CREATE TRIGGER inbox_known BEFORE INSERT ON inbox FOR EACH ROW"
+        " EXECUTE FUNCTION inbox_known_id()",
+    ),
 ]
 
 

@@ -7,10 +7,10 @@ Selected by `CI_STABILITY_DB=postgresql://…` (psycopg 3). The queries are SQLi
   each get a different delivery without waiting on one another, and claims are
   leased, so a dead replica's work is retried (no start-up requeue: the others'
   `running` rows are alive);
-- intake inserts a whole group-commit batch in one statement (`unnest` of arrays),
-  one round trip and one commit however many deliveries arrived together, on its own
-  connection and off the event loop (GroupCommitter), so requests keep being read
-  while the server flushes its WAL;
+- intake writes a whole group-commit batch into the inbox (bot/store/inbox.py) with
+  one binary COPY, one round trip and one commit however many deliveries arrived
+  together, on its own connection and off the event loop (GroupCommitter), so
+  requests keep being read while the server flushes its WAL;
 - each batch sends a `NOTIFY`; every replica `LISTEN`s on its own connection and
   wakes its idle workers at once instead of at the next poll.
 
@@ -31,6 +31,7 @@ import psycopg
 
 from bot.store.base import NewDelivery, StoreError
 from bot.store.db import Db, open_postgres, redacted_url
+from bot.store.inbox import INBOX_COLUMNS, inbox_row
 from bot.store.pg_migrations import apply_pg_migrations
 from bot.store.rows import encode_payload
 from bot.store.sql import DEFAULT_LEASE_SECONDS, SqlStore
@@ -51,30 +52,36 @@ _INSERT_BATCH = (
 )
 
 
-_COPY = (
-    "COPY deliveries (id, event, action, payload, payload_encoding, received_at, not_before,"
-    " group_key, status, attempts, updated_at) FROM STDIN (FORMAT BINARY)"
+_COPY_INBOX = f"COPY inbox ({INBOX_COLUMNS}) FROM STDIN (FORMAT BINARY)"
+_INBOX_TYPES = ["text", "text", "text", "bytea", "text", "float8", "float8"]
+# The conflict-aware way: ids already in the queue are left out (the `inbox_known`
+# trigger would fail the statement), ids already in the inbox by ON CONFLICT.
+_INBOX_BATCH = (
+    f"WITH added AS (INSERT INTO inbox ({INBOX_COLUMNS})"
+    " SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::bytea[], ?::text[],"
+    " ?::float8[], ?::float8[]) AS u(id, event, action, payload, payload_encoding,"
+    " received_at, not_before)"
+    " WHERE NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.id = u.id)"
+    " ON CONFLICT (id) DO NOTHING RETURNING id)"
+    " SELECT id, pg_notify(?, ?) FROM added"
 )
-_COPY_TYPES = ["text", "text", "text", "bytea", "text", "float8", "float8", "text", "text",
-               "int4", "float8"]
+_RETRIES = 3
 
 
-def _copy(db: Db, batch: Sequence[NewDelivery], encoded: Sequence[tuple[bytes, str]],
-          now: float) -> bool:
-    """The common case, a batch of new ids, as one binary COPY: a fifth of the server's
-    CPU of the INSERT … SELECT FROM unnest and a tenth of the client's (the arrays are
-    built in Python), measured in bench/RESULTS-intake.md. COPY has no ON CONFLICT: a
-    batch holding a known id fails whole (nothing inserted; it is one statement in
-    autocommit) and False sends it the conflict-aware way."""
+def _copy(db: Db, rows: Sequence[tuple[Any, ...]]) -> bool:
+    """The common case, a batch of new ids, as one binary COPY into the inbox: a fifth
+    of the server's CPU of the INSERT … SELECT FROM unnest and a tenth of the client's
+    (bench/RESULTS-intake.md). COPY has no ON CONFLICT: a batch holding a known id
+    (the inbox's primary key, or the `inbox_known` trigger for one already queued)
+    fails whole (nothing written; one statement in autocommit) and False sends it the
+    conflict-aware way."""
     with db.lock:
         db.reconnect_if_dropped()
         try:
-            with db.raw.cursor() as cursor, cursor.copy(_COPY) as copy:
-                copy.set_types(_COPY_TYPES)
-                for d, (payload, encoding) in zip(batch, encoded, strict=True):
-                    copy.write_row((d.delivery_id, d.event, d.action, payload, encoding,
-                                    d.received_at, d.not_before, d.group_key, "pending", 0,
-                                    now))
+            with db.raw.cursor() as cursor, cursor.copy(_COPY_INBOX) as copy:
+                copy.set_types(_INBOX_TYPES)
+                for row in rows:
+                    copy.write_row(row)
         except psycopg.errors.UniqueViolation:
             return False
     return True
@@ -108,17 +115,13 @@ class PostgresStore(SqlStore):
         self._stop = threading.Event()
 
     def add_deliveries(self, batch: Sequence[NewDelivery]) -> list[bool]:
+        """Straight into the queue (intake goes through the inbox: `add_to_inbox`)."""
         if not batch:
             return []
         now = time.time()
         encoded = [encode_payload(d.payload) for d in batch]
         db = self._intake.get()
         try:
-            if len({d.delivery_id for d in batch}) == len(batch) and _copy(db, batch, encoded,
-                                                                           now):
-                # Committed (autocommit COPY); the wake-up is a hint, so it may follow.
-                db.execute("SELECT pg_notify(?, ?)", (CHANNEL, self.owner))
-                return [True] * len(batch)
             columns: list[list[Any]] = [
                 [d.delivery_id for d in batch], [d.event for d in batch],
                 [d.action for d in batch], [p for p, _ in encoded], [e for _, e in encoded],
@@ -135,6 +138,39 @@ class PostgresStore(SqlStore):
             added.append(d.delivery_id in inserted)
             inserted.discard(d.delivery_id)
         return added
+
+    def add_to_inbox(self, batch: Sequence[NewDelivery]) -> list[bool]:
+        if not batch:
+            return []
+        rows = [inbox_row(d) for d in batch]
+        db = self._intake.get()
+        try:
+            if len({d.delivery_id for d in batch}) == len(batch) and _copy(db, rows):
+                # Committed (autocommit COPY); the wake-up is a hint, so it may follow.
+                db.execute("SELECT pg_notify(?, ?)", (CHANNEL, self.owner))
+                return [True] * len(batch)
+            inserted = self._insert_inbox(db, rows)
+        finally:
+            self._intake.put(db)
+        # A batch may carry one id twice: only its first copy was inserted.
+        added: list[bool] = []
+        for d in batch:
+            added.append(d.delivery_id in inserted)
+            inserted.discard(d.delivery_id)
+        return added
+
+    def _insert_inbox(self, db: Db, rows: Sequence[tuple[Any, ...]]) -> set[str]:
+        columns = [list(column) for column in zip(*rows, strict=True)]
+        for attempt in range(_RETRIES):
+            try:
+                return {row[0] for row in db.execute(
+                    _INBOX_BATCH, (*columns, CHANNEL, self.owner)).fetchall()}
+            except psycopg.errors.UniqueViolation:
+                # One of the ids was promoted into the queue between this statement's
+                # NOT EXISTS and its trigger: the next try leaves it out.
+                if attempt == _RETRIES - 1:
+                    raise
+        raise AssertionError("unreachable")
 
     def listen(self, wake: Callable[[], None]) -> None:
         if self._listener is not None:

@@ -32,6 +32,7 @@ from bot.store.base import (
 )
 from bot.store.command_tables import CommandTables
 from bot.store.db import DB_ERRORS, Db
+from bot.store.inbox import InboxTables
 from bot.store.journal import JournalTables
 from bot.store.pr_tables import PR_WAITING_PREFIX, PullRequestTables
 from bot.store.reaction_tables import ReactionTables
@@ -58,7 +59,7 @@ def replica_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
 
 
-class SqlStore(PullRequestTables, CommandTables, JournalTables, ReactionTables):
+class SqlStore(InboxTables, PullRequestTables, CommandTables, JournalTables, ReactionTables):
     """The shared queries; subclasses open `self.db` and apply their migrations."""
 
     # Whether other processes may be working the same queue (see Worker.start).
@@ -102,6 +103,7 @@ class SqlStore(PullRequestTables, CommandTables, JournalTables, ReactionTables):
         return added
 
     def claim(self, now: float) -> Delivery | None:
+        self.promote_inbox()  # what intake made durable since (bot/store/inbox.py)
         # One statement, so no other process can claim the same row in between.
         row = self.db.execute(
             "UPDATE deliveries SET status = 'running', attempts = attempts + 1,"
@@ -181,12 +183,16 @@ class SqlStore(PullRequestTables, CommandTables, JournalTables, ReactionTables):
         return row is not None
 
     def next_due(self) -> float | None:
+        self.promote_inbox()
+        if self.db.execute("SELECT 1 FROM inbox LIMIT 1").fetchone() is not None:
+            return time.time()  # more to promote: the worker comes back at once
         row = self.db.execute(
             "SELECT MIN(not_before) FROM deliveries WHERE status = 'pending'"
         ).fetchone()
         return None if row[0] is None else float(row[0])
 
     def get_delivery(self, delivery_id: str) -> Delivery | None:
+        self.promote_all()
         row = self.db.execute(
             f"SELECT {DELIVERY_COLUMNS} FROM deliveries WHERE id = ?", (delivery_id,)
         ).fetchone()
@@ -198,6 +204,7 @@ class SqlStore(PullRequestTables, CommandTables, JournalTables, ReactionTables):
         for status, count in rows:
             if status in result:
                 result[cast(DeliveryStatus, status)] = int(count)
+        result["pending"] += self.inbox_count()  # queued, not yet promoted
         return result
 
     def prune(self, before: float) -> int:

@@ -14,13 +14,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.app.delivery_fields import (
+from bot.store import Delivery
+from bot.store.delivery_fields import (
     _top_level_repository,
     delivery_fields,
     scan_prefix,
     scan_pull_request,
 )
-from bot.store import Delivery
 from tests.app.helpers import live_app, payload_bytes, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]

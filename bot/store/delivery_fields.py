@@ -7,6 +7,7 @@ every lookup tolerates a missing or oddly typed member. `scan_prefix` and
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -148,3 +149,31 @@ def _escaped(body: bytes, at: int) -> bool:
     while at - run > 0 and body[at - run - 1] == 0x5C:
         run += 1
     return run % 2 == 1
+
+
+def push_group_key(payload: bytes) -> str | None:
+    """The debounce key ("owner/repo#7") of a `pull_request.synchronize` payload, or
+    None when it names no repository and number. Read by the inbox's promoter
+    (bot/store/inbox.py), off the request path: the anchored scans first, the full
+    parse where they cannot answer. Only keys a text column can hold are returned."""
+    prefix = scan_prefix(payload)
+    fields = scan_pull_request(payload, prefix, head=False) if prefix is not None else None
+    if fields is None:
+        try:
+            parsed: Any = orjson.loads(payload)
+        except orjson.JSONDecodeError:
+            try:
+                parsed = json.loads(payload)
+            except (ValueError, RecursionError):
+                return None
+        except RecursionError:
+            return None
+        fields = delivery_fields(parsed)
+    if not fields.repo or not fields.number:
+        return None
+    key = f"{fields.repo}#{fields.number}"
+    try:  # a lone surrogate ("\ud800") parses, but no store can hold it as text
+        key.encode()
+    except UnicodeEncodeError:
+        return None
+    return key
