@@ -11,7 +11,9 @@ in an eval context (the file's path or the list's name says accuracy/eval/gsm8k/
   quoted names appear on no added line of the PR (a moved entry is not removed).
 
 Skip and exclude lists are the opposite (removing from them restores coverage) and are
-never read.
+never read. A field dropped from one record (`"lm_eval_extra_model_args": "…",` inside one
+model's entry) is not an entry: a record's fields repeat across its siblings, so a
+removed `key: scalar` line whose key is still a key elsewhere in the file is a field.
 """
 
 from __future__ import annotations
@@ -37,6 +39,9 @@ _OPENERS = ("[", "(", "{", ":", ",")
 _YAML_NAME_RE = re.compile(
     r"^\s*-\s+(?:model|model_name|model_id|name|task|task_name|test|benchmark)\s*:\s*"
     r"([\w.:/@+-]{3,200})\s*(?:#.*)?$")
+# `"key": scalar,` / `key: scalar` / `key=scalar,`: one field of a record (not opening one).
+_FIELD_RE = re.compile(
+    r"""^\s*(["']?)(?P<key>[A-Za-z_][\w.-]{0,80})\1\s*[:=]\s*(?![\[{(\s])[^\n]*?(?<![\[{(:])\s*,?\s*$""")
 # Words as entries are written: model ids, test ids, paths (`org/m-7b`, `T.test_x`).
 _WORD_RE = re.compile(r"[\w.*:/@+-]+")
 
@@ -118,7 +123,23 @@ def _opener(hunk: Hunk, index: int) -> tuple[str, int] | None:
     return None
 
 
-def _removed_blocks(hunk: Hunk, words: AddedWords, eval_path: bool) -> Iterator[Removed]:
+def _fields_of_surviving_records(block: list[str], changed: ChangedFile) -> bool:
+    """Every removed line is a `key: scalar` field whose key other records still use."""
+    head = changed.head_text
+    if head is None:
+        return False
+    for text in block:
+        match = _FIELD_RE.match(text)
+        if match is None:
+            return False
+        key = re.escape(match.group("key"))
+        if re.search(rf"""(?m)^\s*["']?{key}["']?\s*[:=]""", head) is None:
+            return False
+    return True
+
+
+def _removed_blocks(hunk: Hunk, words: AddedWords, eval_path: bool,
+                    changed: ChangedFile) -> Iterator[Removed]:
     lines = hunk.lines
     i = 0
     while i < len(lines):
@@ -136,6 +157,8 @@ def _removed_blocks(hunk: Hunk, words: AddedWords, eval_path: bool) -> Iterator[
         block = [line.text for line in lines[start:i]]
         if any(_SKIP_RE.search(text) for text in block):
             continue
+        if _fields_of_surviving_records(block, changed):
+            continue  # a field dropped from a record, read by the knob analyses
         # An entry of a list or mapping: the line above opens or continues one.
         if not (opener[0].endswith(_OPENERS) or block[0].lstrip().startswith("- ")):
             continue
@@ -170,7 +193,7 @@ def removed_entries(changed: ChangedFile, words: AddedWords) -> list[Removed]:
             own = Counter(_WORD_RE.findall(changed.added_text))
         if not words.new_eval_file():
             found += _shrunk_lists(hunk, eval_path, words, own)
-        found += _removed_blocks(hunk, words, eval_path)
+        found += _removed_blocks(hunk, words, eval_path, changed)
     if not found:
         return []
     items = tuple(dict.fromkeys(i for r in found for i in r.items))
