@@ -32,6 +32,7 @@ from rules.analysis.lines import comment_text, known_lines
 from rules.base import Rule, RuleContext
 from rules.knob_rationale.comments import own_comment
 from rules.knob_rationale.fakes import on_a_fake
+from rules.knob_rationale.followups import Followups
 from rules.knob_rationale.introduced import introduced_names, known_before
 from rules.knob_rationale.switches import named_switch
 from rules.knob_rationale.tuples import tuple_changes
@@ -139,6 +140,20 @@ class KnobRationale(Rule):
     nor is a comment that belongs to another key (the one directly above a different
     line) unless it names the knob or gives a reason.
 
+    Nor is a knob that is only plumbed through a variable: a new override with an empty
+    default (`${X:-}`, a `workflow_dispatch` input with `default: ''`) passed on only
+    when set, a literal moved into a variable holding the same default, or one variable
+    swapped for another. Catalog entries (a model or case with its server arguments, in
+    a benchmark/accuracy JSON or YAML or a workflow's inline table) are compared within
+    the same entry, so reordered entries are not paired `TP8 → TP4`; in a PR whose
+    subject is the recipe or the benchmark's model coverage (and that is not a CI fix)
+    the catalog's serving configs are the content, not retunes. Arguments of a call the
+    PR adds whole (a warm-up `run(num_prompts=1)`), defaults of variables that a file
+    the PR adds reads (a new harness's timeouts), a parallelism flag renamed to an alias
+    with the same value (`--tp-size 4` → `--tp 4`), and a parallelism flag set to the
+    chip count of the runner or suite the PR moves the test to are not asked about
+    either.
+
     Prefer
     ------
     Say why, next to the value (or in the description):
@@ -163,12 +178,13 @@ class KnobRationale(Rule):
                       if loosening_reported(ctx.config) else None)
         moved = MovedSettings(ctx.snapshot, union)
         introduced = introduced_names(ctx.snapshot)
+        followups = Followups(ctx.snapshot)
         asks: list[tuple[ChangedFile, list[Change]]] = []
         for changed in ctx.files():
             if changed.status in ("added", "copied"):
                 continue  # a new config or test is reviewed as a whole, not as a retune
             asks += self._file(changed, wanted, union, description, categories, moved,
-                               ctx.snapshot, introduced)
+                               ctx.snapshot, introduced, followups)
         sweeps, asked = _sweeps(asks), set()
         mirrored = _mirrors(ctx.snapshot, union) if asks else set()
         for changed, changes in asks:
@@ -189,7 +205,7 @@ class KnobRationale(Rule):
     def _file(
         self, changed: ChangedFile, wanted: KnobFilter, union: KnobFilter,
         description: Description, categories: Categories | None, moved: MovedSettings,
-        snapshot: PullRequestSnapshot, introduced: frozenset[str],
+        snapshot: PullRequestSnapshot, introduced: frozenset[str], followups: Followups,
     ) -> list[tuple[ChangedFile, list[Change]]]:
         pr_text = snapshot.text
         per_hunk: list[tuple[Hunk, list[Change]]] = []
@@ -198,10 +214,16 @@ class KnobRationale(Rule):
             switch: str | bool | None = False  # computed once per hunk, when needed
             kept: list[Change] = []
             found = split_across_owners(changed, hunk_changes(changed, hunk, union))
-            for change in [*found, *tuple_changes(changed, hunk)]:
-                new = change.new
-                if new is None or not new.literal or not wanted(new.name) or not change.is_change:
+            new_calls: frozenset[int] | None = None
+            for listed in [*found, *tuple_changes(changed, hunk)]:
+                new = listed.new
+                if new is None or not new.literal or not wanted(new.name) or not listed.is_change:
                     continue
+                new_calls = followups.new_calls(hunk) if new_calls is None else new_calls
+                reviewed = followups.review(changed, hunk, listed, new_calls)
+                if reviewed is None:
+                    continue  # plumbing, a catalog's subject, a new call's argument, …
+                change = reviewed
                 if change.old is None and (new.line in fresh
                                            or new_configuration(changed, new, moved)):
                     continue  # a knob of a brand-new entry, or one that moved, is no retune
