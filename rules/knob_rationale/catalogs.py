@@ -171,6 +171,8 @@ def repaired(changed: ChangedFile, change: Change) -> Change | None:
         old_label = _label(base, base_span) if base_span is not None else None
         if old_label is None or old_label == label:
             return change
+        if not _has_label(base, label) and not _has_label(head, old_label):
+            return change  # the entry itself was renamed (`… TP8` → `… TP4`)
     for j, text in enumerate(base):
         match = _LABEL_RE.match(text[:400])
         if match is None or match.group(2).strip() != label:
@@ -185,3 +187,11 @@ def repaired(changed: ChangedFile, change: Change) -> Change | None:
             return None
         return Change((old or new)._replace(value=value, literal=True), new)
     return None  # a new entry: its values are new configuration
+
+
+def _has_label(lines: Sequence[str], label: str) -> bool:
+    for text in lines:
+        match = _LABEL_RE.match(text[:400])
+        if match is not None and match.group(2).strip() == label:
+            return True
+    return False
