@@ -214,16 +214,14 @@ class KnobRationale(Rule):
             switch: str | bool | None = False  # computed once per hunk, when needed
             kept: list[Change] = []
             found = split_across_owners(changed, hunk_changes(changed, hunk, union))
-            new_calls: frozenset[int] | None = None
-            for listed in [*found, *tuple_changes(changed, hunk)]:
-                new = listed.new
-                if new is None or not new.literal or not wanted(new.name) or not listed.is_change:
+            for change in [*found, *tuple_changes(changed, hunk)]:
+                new = change.new
+                if new is None or not new.literal or not wanted(new.name) or not change.is_change:
                     continue
-                new_calls = followups.new_calls(hunk) if new_calls is None else new_calls
-                reviewed = followups.review(changed, hunk, listed, new_calls)
+                reviewed = followups.review(changed, hunk, change)
                 if reviewed is None:
                     continue  # plumbing, a catalog's subject, a new call's argument, …
-                change = reviewed
+                change = reviewed  # re-paired within its catalog entry, when it crossed one
                 if change.old is None and (new.line in fresh
                                            or new_configuration(changed, new, moved)):
                     continue  # a knob of a brand-new entry, or one that moved, is no retune

@@ -44,8 +44,7 @@ class Followups:
             self._placed = placements(self._snapshot)
         return self._placed
 
-    def review(self, changed: ChangedFile, hunk: Hunk, change: Change,
-               new_calls: frozenset[int]) -> Change | None:
+    def review(self, changed: ChangedFile, hunk: Hunk, change: Change) -> Change | None:
         """The change as a retune to ask about (re-paired within its catalog entry),
         or None when it is no retune."""
         if forwarded_only(changed, change):
@@ -58,7 +57,7 @@ class Followups:
         if self.recipe and in_catalog(changed, new.line):
             return None  # the catalog's serving configs are what the PR updates
         if found.old is None:
-            if new.line in new_calls:
+            if new.line in _new_calls(hunk):
                 return None  # an argument of a call the PR adds whole
             if feeds_new_harness(changed, new, self.reads):
                 return None  # configuration of the harness the PR adds
@@ -67,6 +66,10 @@ class Followups:
                 return None  # same value under another name, or the new runner's size
         return found
 
-    @staticmethod
-    def new_calls(hunk: Hunk) -> frozenset[int]:
-        return new_call_lines(hunk)
+
+def _new_calls(hunk: Hunk) -> frozenset[int]:
+    """`new_call_lines`, kept on the hunk: several knobs of one hunk ask."""
+    found = hunk.derived.get("knob-rationale.new-calls")
+    if not isinstance(found, frozenset):
+        found = hunk.derived["knob-rationale.new-calls"] = new_call_lines(hunk)
+    return found

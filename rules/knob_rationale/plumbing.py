@@ -56,8 +56,8 @@ def _default_of(name: str, text: str) -> str | None:
 
 
 def _lifted_default(changed: ChangedFile, change: Change) -> bool:
-    """`MAX_NUM_SEQS="${MAX_NUM_SEQS:-256}"` added where the file used to pass the
-    same knob as a literal (`--max-num-seqs 256`): the default moved into a variable."""
+    """`MAX_NUM_SEQS="${MAX_NUM_SEQS:-256}"` added where the PR removes the same knob
+    passed as a literal (`--max-num-seqs 256`): the default moved into a variable."""
     new = change.new
     if change.old is None and new is not None:
         fallback = _FALLBACK_RE.fullmatch(_unquoted(new.value))
