@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Iterable
 
@@ -14,7 +13,6 @@ from rules.analysis.knobs import (
     Description,
     KnobFilter,
     MovedSettings,
-    Setting,
     configured_categories,
     hunk_changes,
     knob_filter,
@@ -32,17 +30,14 @@ from rules.analysis.lines import comment_text, known_lines
 from rules.base import Rule, RuleContext
 from rules.knob_rationale.comments import own_comment
 from rules.knob_rationale.fakes import on_a_fake
+from rules.knob_rationale.followups import Followups
 from rules.knob_rationale.introduced import introduced_names, known_before
 from rules.knob_rationale.keypaths import split_across_entries
 from rules.knob_rationale.mentions import Mentions
+from rules.knob_rationale.sweeps import TEST_PATH_RE, mirrors, signature, sweep_key, swept
 from rules.knob_rationale.switches import named_switch
 from rules.knob_rationale.tuples import tuple_changes
 from rules.knob_rationale.units import in_new_unit, split_across_functions
-
-
-def _signature(setting: Setting, change: Change) -> tuple[str, str, str]:
-    old = change.old.value if change.old is not None else ""
-    return setting.name, old, setting.value
 
 
 def _subjects(change: Change) -> list[str]:
@@ -51,41 +46,6 @@ def _subjects(change: Change) -> list[str]:
     subjects = [setting.name, setting.raw]
     subjects += [v for v in (setting.value,) if len(v) >= 3 and any(ch.isdigit() for ch in v)]
     return subjects
-
-
-def _sweep_key(changed: ChangedFile, change: Change) -> tuple[str, ...]:
-    """One change swept across sibling configs: the same knob added to each file of a
-    directory (with each config's own value), or the same old → new retune."""
-    folder = changed.path.rpartition("/")[0]
-    if change.old is None:
-        return folder, change.setting.name, "added"
-    return folder, *_signature(change.setting, change)
-
-
-def _sweeps(asks: list[tuple[ChangedFile, list[Change]]]) -> set[tuple[str, ...]]:
-    """Knobs added to three or more files of a directory: one change swept across its
-    configs (a setting a new backend needs), asked about once."""
-    counts: Counter[tuple[str, ...]] = Counter()
-    for changed, changes in asks:
-        counts.update({_sweep_key(changed, c) for c in changes if c.old is None})
-    return {key for key, n in counts.items() if n >= 3}
-
-
-_MAX_MIRROR_FILES = 300  # a huge PR's defaults are not all read for one courtesy
-_TEST_PATH_RE = re.compile(r"(?:^|/)tests?/|(?:^|/)test_[^/]*$|_test\.[^/]*$")
-
-
-def _mirrors(snapshot: PullRequestSnapshot, union: KnobFilter) -> set[tuple[str, str, str]]:
-    """Retunes the PR makes in its non-test files (a library default, CI surface or not):
-    a test fixture repeating the same old → new follows that default."""
-    found: set[tuple[str, str, str]] = set()
-    for changed in snapshot.files[:_MAX_MIRROR_FILES]:
-        if _TEST_PATH_RE.search(changed.path) or changed.status != "modified":
-            continue
-        for hunk in changed.hunks:
-            found.update(_signature(c.setting, c) for c in hunk_changes(changed, hunk, union)
-                         if c.old is not None and c.new is not None and c.is_change)
-    return found
 
 
 def _shortened_timeout(change: Change, categories: Categories | None) -> bool:
@@ -153,6 +113,20 @@ class KnobRationale(Rule):
     `max-model-len 8192 -> 4096`) when the PR states its reason or purpose elsewhere
     ("to speed up CI").
 
+    Nor is a knob that is only plumbed through a variable: a new override with an empty
+    default (`${X:-}`, a `workflow_dispatch` input with `default: ''`) passed on only
+    when set, a literal moved into a variable holding the same default, or one variable
+    swapped for another. Catalog entries (a model or case with its server arguments, in
+    a benchmark/accuracy JSON or YAML or a workflow's inline table) are compared within
+    the same entry, so reordered entries are not paired `TP8 → TP4`; in a PR whose
+    subject is the recipe or the benchmark's model coverage (and that is not a CI fix)
+    the catalog's serving configs are the content, not retunes. Arguments of a call the
+    PR adds whole (a warm-up `run(num_prompts=1)`), defaults of variables that a file
+    the PR adds reads (a new harness's timeouts), a parallelism flag renamed to an alias
+    with the same value (`--tp-size 4` → `--tp 4`), and a parallelism flag set to the
+    chip count of the runner or suite the PR moves the test to are not asked about
+    either.
+
     Prefer
     ------
     Say why, next to the value (or in the description):
@@ -178,21 +152,22 @@ class KnobRationale(Rule):
                       if loosening_reported(ctx.config) else None)
         moved = MovedSettings(ctx.snapshot, union)
         introduced = introduced_names(ctx.snapshot)
+        followups = Followups(ctx.snapshot)
         asks: list[tuple[ChangedFile, list[Change]]] = []
         for changed in ctx.files():
             if changed.status in ("added", "copied"):
                 continue  # a new config or test is reviewed as a whole, not as a retune
             asks += self._file(changed, wanted, union, (description, mentions), categories,
-                               moved, ctx.snapshot, introduced)
-        sweeps, asked = _sweeps(asks), set()
-        mirrored = _mirrors(ctx.snapshot, union) if asks else set()
+                               moved, ctx.snapshot, introduced, followups)
+        sweeps, asked = swept(asks), set()
+        mirrored = mirrors(ctx.snapshot, union) if asks else set()
         for changed, changes in asks:
             kept = []
-            fixture = _TEST_PATH_RE.search(changed.path) is not None
+            fixture = TEST_PATH_RE.search(changed.path) is not None
             for change in changes:
-                key = _sweep_key(changed, change)
+                key = sweep_key(changed, change)
                 if fixture and change.old is not None and (
-                        _signature(change.setting, change) in mirrored):
+                        signature(change.setting, change) in mirrored):
                     continue  # mirrors the default this PR retunes (asked about there)
                 if key not in asked:
                     kept.append(change)
@@ -204,8 +179,8 @@ class KnobRationale(Rule):
     def _file(
         self, changed: ChangedFile, wanted: KnobFilter, union: KnobFilter,
         texts: tuple[Description, Mentions], categories: Categories | None,
-        moved: MovedSettings,
-        snapshot: PullRequestSnapshot, introduced: frozenset[str],
+        moved: MovedSettings, snapshot: PullRequestSnapshot, introduced: frozenset[str],
+        followups: Followups,
     ) -> list[tuple[ChangedFile, list[Change]]]:
         pr_text = snapshot.text
         description, mentions = texts
@@ -220,6 +195,10 @@ class KnobRationale(Rule):
                 new = change.new
                 if new is None or not new.literal or not wanted(new.name) or not change.is_change:
                     continue
+                reviewed = followups.review(changed, hunk, change)
+                if reviewed is None:
+                    continue  # plumbing, a catalog's subject, a new call's argument, …
+                change = reviewed  # re-paired within its catalog entry, when it crossed one
                 if change.old is None and (new.line in fresh or in_new_unit(changed, new)
                                            or new_configuration(changed, new, moved)):
                     continue  # a knob of a brand-new entry, or one that moved, is no retune
@@ -249,11 +228,11 @@ class KnobRationale(Rule):
                         or mentions.explains(change)):
                     # The same retune repeated in this file (e.g. one decorator per test)
                     # is covered by the comment written once.
-                    explained.add(_signature(setting, change))
+                    explained.add(signature(setting, change))
         asks: list[tuple[ChangedFile, list[Change]]] = []
         for _, changes in per_hunk:
             missing = sorted(
-                (c for c in changes if _signature(c.setting, c) not in explained),
+                (c for c in changes if signature(c.setting, c) not in explained),
                 key=lambda c: c.setting.line,
             )
             if missing:
