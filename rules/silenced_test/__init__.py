@@ -20,6 +20,7 @@ from rules.silenced_test.gates import tracked
 from rules.silenced_test.go_tests import go_hits
 from rules.silenced_test.line_structure import ANY_HINT, SilencingView
 from rules.silenced_test.pr_failing import says_failing
+from rules.silenced_test.removal_findings import one_per_line, subjects
 from rules.silenced_test.removals import (
     PullRequestAdds,
     fixes_tests,
@@ -27,7 +28,6 @@ from rules.silenced_test.removals import (
     removal_hits,
 )
 from rules.silenced_test.silencing_detectors import (
-    NOT_RUN,
     SILENCE_REASON_RE,
     Hit,
     arg_hits,
@@ -111,8 +111,7 @@ def _blank(text: str | None) -> bool:
 
 
 def _closed(block: Hit, start: int, last: int) -> Hit:
-    """A commented-out block's finding, spanning the block (a tracking link may sit on
-    any of its lines)."""
+    """A commented-out block's finding, spanning the block (a link may sit on any line)."""
     return dataclasses.replace(block, first=start, end=max(block.end, last))
 
 
@@ -122,48 +121,17 @@ def _owned(view: SilencingView, hit: Hit, yaml: bool) -> Iterator[Hit]:
     if owner is None:
         yield hit
         return
+    line = view.get(hit.line) or ""  # a reason may say optional on purpose: non-blocking
     if (owner[1] in view.added or view.changed.status == "added") and \
-            not SILENCE_REASON_RE.search(view.get(hit.line) or ""):
+            (not SILENCE_REASON_RE.search(line) or _ADVISORY_RE.search(line)):
         return
     preposition = "to" if hit.verb == "added" else "in"
     yield dataclasses.replace(hit, subject=hit.subject or owner[0],
                               where=hit.where or f" {preposition} `{owner[0]}`")
 
 
-_SUBJECT_TOKEN_RE = re.compile(r"[\w./-]*test[\w./-]*", re.I)
-
-
-def _subjects(hit: Hit) -> list[str]:
-    """How a description may name what a removal removed: the subject, and the test-ish
-    words of it (`make test_integrations` → `test_integrations`)."""
-    words = [w.strip("./") for w in _SUBJECT_TOKEN_RE.findall(hit.subject)
-             if any(c in w for c in "_./")]
-    return [hit.subject, *words]
-
-
-def _one_per_line(hits: list[Hit]) -> list[Hit]:
-    """One finding per change: removals anchored at one head line (a step rewritten,
-    several jobs folded into one) become one finding that lists every removed command."""
-    merged: dict[tuple[int, str, str, str], Hit] = {}
-    out: list[Hit] = []
-    for hit in hits:
-        if hit.verb not in ("removed", "deleted"):
-            out.append(hit)
-            continue
-        key = (hit.line, hit.verb, hit.where, hit.why)
-        first = merged.get(key)
-        if first is None:
-            merged[key] = hit
-            out.append(hit)
-        elif hit.what not in first.what.split(", "):
-            why = "so these tests no longer run in CI" if first.why == NOT_RUN else first.why
-            grown = dataclasses.replace(first, what=f"{first.what}, {hit.what}", why=why,
-                                        medium=first.medium and hit.medium)
-            out[out.index(first)] = grown
-            merged[key] = grown
-    return out
-
-
+_ADVISORY_RE = re.compile(r"non-?blocking|advisory|informational|best[- ]effort", re.I)
+_MOVE_RE = re.compile(r"\b(?:mov(?:e|es|ed|ing)|migrat\w*|relocat\w*)\b", re.I)
 class SilencedTest(Rule):
     """A test or CI job made to stop failing instead of being fixed.
 
@@ -198,14 +166,22 @@ class SilencedTest(Rule):
     `TestFile(...)` suite entry, a line of a CI list file) that nothing else in the PR
     runs; a commented-out call in a CI test script; `disabled=True` / `skip=True` on a
     Python test-list entry; a `def test_…` deleted in a PR that says it fixes tests
-    (medium confidence). A test moved, renamed or deleted with its file is not silenced.
+    (medium confidence). A test moved, renamed or deleted with its file is not silenced;
+    nor is a test split into a helper that new tests call (`def test_x` → `def
+    _test_x(self, levels)` plus `test_x_low…` / `test_x_high…`), a test method that the
+    repository's explicit suite lists (`TestFile(..., test_methods=[...])`) never named,
+    or a test taken off one job's list and moved, as the description says, into a new
+    file under a directory another job runs whole. A skip list is a collection of test
+    ids: `disabled_cache.insert(key)` on an object built disabled is not one. A command
+    printed by `echo … \\` (its continuation line) is not a test invocation.
     `continue-on-error` on a step that runs no test (a build, an upload, a review bot),
     environment flags that merely contain SKIP, and model-layer exclusion lists
     (`exclude_modules`) are not flagged.
 
     Re-enabling a test is never flagged. A skip on a brand-new test, or a new step that
     starts out soft-failing, is flagged only when its reason says it fails (a capability
-    gate such as "requires CUDA" is fine).
+    gate such as "requires CUDA" is fine) and not that it is optional on purpose (a new
+    job's `continue-on-error: true  # non-blocking on parse failure`: advisory).
 
     Capability gates (`skipif(not torch.cuda.is_available())`, `skip_if_rocm("not
     supported")`, a repository's own `@require_fp16` / `@requires_deepspeed` /
@@ -271,11 +247,12 @@ class SilencedTest(Rule):
                                  backends or frozenset())
             hits: list[Hit] = list(_hits(view)) if hinted else []
             if removes:
-                adds = adds or PullRequestAdds(ctx.snapshot.files, ctx.snapshot.repo_view)
+                adds = adds or PullRequestAdds(ctx.snapshot.files, ctx.snapshot.repo_view,
+                                               _MOVE_RE.search(pr_text) is not None)
                 list_file = () if changed.surface != "eval-config" else (changed.path,)
                 hits += removal_hits(view, _suffix(changed), adds, fix_pr, list_file)
             kept = [hit for hit in hits if not self._accounted(view, hit, links, pr_text)]
-            for hit in _one_per_line(kept):
+            for hit in one_per_line(kept):
                 yield self.finding(
                     f"{hit.what} {hit.verb}{hit.where} without an issue link, {hit.why}. Link "
                     "the tracking issue on this line, the line above, or in the PR description.",
@@ -294,4 +271,4 @@ class SilencedTest(Rule):
         if links.covers(hit.subject):
             return True
         return hit.verb in ("removed", "deleted") and description_relocates(
-            pr_text, _subjects(hit), SILENCE_REASON_RE) is not None
+            pr_text, subjects(hit), SILENCE_REASON_RE) is not None

@@ -167,6 +167,11 @@ class SilencingView(KnownLines):
         self._runs: Counter[str] | None = None
         self._side_runs: dict[str, Runs] = {}
 
+    @property
+    def text(self) -> str:
+        """The head-side lines we know, one per line."""
+        return self._known
+
     # Which hints occur at all: most files have none, so most lines skip every regex.
     # Each is searched for on first use: a file read only for removed tests never asks.
     @cached_property

@@ -1,16 +1,11 @@
 """Silencing by deletion: a test invocation, a test-list entry or a test function that a
-change removes instead of fixing.
-
-- a test command removed from a CI script or workflow (`pytest tests/x/test_y.py`) whose
-  tests the base ran and no command of the PR's head still runs;
-- a call of one of a CI script's test functions removed (the function stays);
-- an entry removed from a CI list file (`tests-nightly.txt`, `models-small.txt`);
-- a `def test_…` deleted from a test file in a PR that says it fixes tests (medium:
-  the test may have been obsolete), the name on no added line of the PR.
-
-A removal whose line or test name comes back on an added line anywhere in the PR is a
-move, not a removal; a test command whose test file the PR deletes goes with its test.
-Each finding sits at the head line nearest to the removed one.
+change removes instead of fixing: a test command removed from a CI script or workflow
+whose tests no head command still runs; a call of a CI script's test function removed
+(the function stays); an entry removed from a CI list file; a `def test_…` deleted in a
+PR that says it fixes tests (medium), not renamed or split (moved_tests) and named by
+the suite lists if the repository has them (suite_lists). A removal whose line or test
+name comes back on an added line anywhere in the PR is a move; a test command whose
+test file the PR deletes goes with its test. Findings sit at the nearest head line.
 """
 
 from __future__ import annotations
@@ -26,7 +21,9 @@ from rules.analysis.lines import MAX_LINE, indent_width, sides
 from rules.silenced_test.commented import shell_function_call
 from rules.silenced_test.expansion import MakeTargets
 from rules.silenced_test.line_structure import YAML_KEY_RE, SilencingView
+from rules.silenced_test.moved_tests import moved_into, survives
 from rules.silenced_test.silencing_detectors import NOT_RUN, Hit, skip_name
+from rules.silenced_test.suite_lists import never_listed
 from rules.silenced_test.test_commands import Runs, command, silenced_targets, targets
 
 _WORD_RE = re.compile(r"\w+")
@@ -80,12 +77,25 @@ class PullRequestAdds:
     """What the PR's head adds anywhere: its added lines, their words and test commands,
     each computed on first use (most PRs remove no test)."""
 
-    def __init__(self, files: tuple[ChangedFile, ...], repo: RepoView | None = None) -> None:
-        self._files, self._repo = files, repo
+    def __init__(self, files: tuple[ChangedFile, ...], repo: RepoView | None = None,
+                 says_moved: bool = False) -> None:
+        self._files, self._repo, self._says_moved = files, repo, says_moved
         # Test files the PR deletes or moves: a command for them went with them.
         self.removed_paths = frozenset(
             [f.path for f in files if f.status == "removed"]
             + [f.previous_path for f in files if f.previous_path and f.status == "renamed"])
+
+    @cached_property
+    def new_test_files(self) -> tuple[str, ...]:
+        """Test modules the PR adds, when its description says it moves tests."""
+        return tuple(f.path for f in self._files if self._says_moved and
+                     f.status == "added" and _test_module(f.path))
+
+    def moved_into(self, target: str, head: Runs) -> bool:
+        return moved_into(target, self._files, self.new_test_files, head)
+
+    def never_listed(self, test_path: str, method: str) -> bool:
+        return never_listed(test_path, method, self._files, self._repo)
 
     @cached_property
     def make(self) -> MakeTargets | None:
@@ -201,7 +211,8 @@ def removal_hits(view: SilencingView, suffix: str, adds: PullRequestAdds,
             elif suffix in (".sh", ".yaml") and cmd is not None:
                 gone = [t for t in silenced_targets(cmd, view.runs_of("base"),
                                                     view.runs_of("head"), adds.make)
-                        if not _gone(t, adds) and not adds.runs.runs(cmd, t)]
+                        if not _gone(t, adds) and not adds.runs.runs(cmd, t)
+                        and not adds.moved_into(t, view.runs_of("head"))]
                 if gone and (targets(cmd) or not (adds.runs.runs(cmd, None)
                                                   or adds.runs.makes(cmd, adds.make))):
                     hit = Hit(0, f"`{code[:80]}`", NOT_RUN, gone[0], verb="removed")
@@ -218,7 +229,9 @@ def removal_hits(view: SilencingView, suffix: str, adds: PullRequestAdds,
                     (match := _DEF_TEST_RE.match(text)) and \
                     not any(_DEF_TEST_RE.match(t) for t in added):  # not renamed in place
                 name = match.group(1)
-                if name not in adds.words and not _defined_in_head(changed, name):
+                if name not in adds.words and not _defined_in_head(changed, name) and \
+                        not survives(name, added, adds.words, adds.lines) and not adds.never_listed(
+                            changed.path, name):
                     hit = Hit(0, f"test `{name}`", NOT_RUN, name, verb="deleted",
                               medium=True)
             if hit is None or code in adds.lines:

@@ -52,6 +52,7 @@ _SKIP_TOKENS = frozenset({"skip", "skips", "skipped", "skiplist", "exclude", "ex
 _PY_ASSIGN_RE = re.compile(r"^\s*(?P<name>[A-Za-z_][\w.]*)\s*(?::[^=\n]*)?\+?=\s*(?P<rest>.*)$")
 _OPENS_RE = re.compile(r"(?:[\w.]+\()?[\[({]")
 _PY_GROW_RE = re.compile(r"\b(?P<name>[A-Za-z_]\w*)\.(?:append|add|extend|insert|update)\(")
+_COLLECTION_RE = re.compile(r"(?:[\[({]|(?:list|set|tuple|frozenset|sorted)\()")
 _STRING_RE = re.compile(r"\"([^\"\n]{1,300})\"|'([^'\n]{1,300})'")
 _YAML_ITEM_RE = re.compile(r"^\s*-\s+(.*)$")
 _FALSE_RE = re.compile(r"^(?:\$\{\{\s*)?[\"']?(?:false|no|off|null|~)?[\"']?(?:\s*\}\})?$", re.I)
@@ -105,6 +106,15 @@ def _strings(text: str) -> list[str]:
     return [a or b for a, b in _STRING_RE.findall(text)]
 
 
+def _grows_test_list(view: SilencingView, grow: re.Match[str], text: str) -> bool:
+    """`skips.append("test_x")`, not `disabled_cache.insert(key)` (a name assigned a non-list)."""
+    name = re.escape(grow.group("name"))
+    assigned = re.search(rf"^\s*{name}\s*(?::[^=\n]*)?=\s*(\S.*)$", view.text, re.M)
+    if assigned is not None:
+        return _COLLECTION_RE.match(assigned.group(1)) is not None
+    return bool(_strings(text[grow.end():]))
+
+
 def python_hits(view: SilencingView, n: int, text: str, stripped: str) -> Iterator[Hit]:
     lowered = text.lower() if view.hints else ""
     if any(hint in lowered for hint in view.hints):
@@ -113,7 +123,7 @@ def python_hits(view: SilencingView, n: int, text: str, stripped: str) -> Iterat
             kind = found.rstrip("(= ").split("=")[0].strip()
             yield from _marker_hit(view, n, text, kind + ("()" if found.endswith("(") else ""))
         grow = _PY_GROW_RE.search(text)
-        if grow and skip_name(grow.group("name")):
+        if grow and skip_name(grow.group("name")) and _grows_test_list(view, grow, text):
             entries = ", ".join(_strings(text)[:3]) or stripped[:60]
             yield Hit(n, f"`{entries}`", NOT_RUN, entries,
                        where=f" to skip list `{grow.group('name')}`")
