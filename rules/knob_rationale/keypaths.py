@@ -29,6 +29,8 @@ def split_across_entries(changed: ChangedFile, hunk: Hunk,
     if not is_yaml(changed.path) or not any(
             c.old is not None and c.new is not None for c in changes):
         return list(changes)
+    if _within_one_run(hunk, changes):
+        return list(changes)  # no entry boundary between any pair: nothing to re-pair
     base, head = _paths(changed, hunk, False), _paths(changed, hunk, True)
     crossing = {c.setting.name for c in changes if c.old is not None and c.new is not None
                 and _differ(base.get(c.old.line), head.get(c.new.line))}
@@ -54,6 +56,36 @@ def split_across_entries(changed: ChangedFile, hunk: Hunk,
             # else: its counterpart was in another entry (restructured): say nothing
         out += [Change(old, None) for k, old in enumerate(olds) if k not in taken]
     return out
+
+
+def _within_one_run(hunk: Hunk, changes: Sequence[Change]) -> bool:
+    """Every pair's two lines sit in one run of changed lines, at one indentation, and
+    no changed line of that run opens a list item or a block: their entry is the same
+    on both sides, so the (costly) scan of the hunk's sides can be skipped."""
+    run, opens = 0, [False]
+    olds: dict[int, tuple[int, str]] = {}
+    news: dict[int, tuple[int, str]] = {}
+    for line in hunk.lines:
+        if line.old_no is not None and line.new_no is not None:  # context ends a run
+            run += 1
+            opens.append(False)
+            continue
+        text = line.text
+        stripped = text.strip()
+        if stripped.startswith("-") or stripped.endswith(":"):
+            opens[run] = True
+        indent = text[:len(text) - len(text.lstrip())]
+        if line.old_no is not None:
+            olds[line.old_no] = (run, indent)
+        elif line.new_no is not None:
+            news[line.new_no] = (run, indent)
+    for change in changes:
+        if change.old is None or change.new is None:
+            continue
+        old, new = olds.get(change.old.line), news.get(change.new.line)
+        if old is None or new is None or old != new or opens[old[0]]:
+            return False
+    return True
 
 
 def _differ(a: _Path | None, b: _Path | None) -> bool:
