@@ -11,6 +11,7 @@ from bot.core.snapshot import Hunk
 from rules.analysis.knobs import number
 from rules.analysis.lines import MAX_LINE, SideLine, side_text, sides
 from rules.analysis.memo import memoized
+from rules.analysis.pycode import split_args
 
 _SPACE_RE = re.compile(r"\s+")
 _NUM = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
@@ -33,23 +34,6 @@ class _Gate:
     text: str
     line: int
     changed: bool
-
-def _split_args(text: str) -> list[str] | None:
-    """Top-level arguments of a call whose `(` was just consumed; None if it never closes."""
-    args: list[str] = []
-    depth, start = 0, 0
-    for i, ch in enumerate(text):
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            if depth == 0:
-                args.append(text[start:i].strip())
-                return args
-            depth -= 1
-        elif ch == "," and depth == 0:
-            args.append(text[start:i].strip())
-            start = i + 1
-    return None
 
 
 def _gates(side: Sequence[SideLine]) -> list[_Gate]:
@@ -77,7 +61,7 @@ def _gates(side: Sequence[SideLine]) -> list[_Gate]:
         parts = [(no, code[method.end():], changed)]
         parts += [(n, t[:MAX_LINE], c) for n, t, c in side[i + 1 : i + 3]]
         joined = " ".join(p[1] for p in parts)
-        args = _split_args(joined)
+        args = split_args(joined)
         if not args or len(args) < 2:
             continue
         greater = method.group(1) == "Greater"
