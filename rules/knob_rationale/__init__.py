@@ -34,6 +34,8 @@ from rules.knob_rationale.followups import Followups
 from rules.knob_rationale.introduced import introduced_names, known_before
 from rules.knob_rationale.keypaths import split_across_entries
 from rules.knob_rationale.mentions import Mentions
+from rules.knob_rationale.printed import printed
+from rules.knob_rationale.repeats import fold_repeats
 from rules.knob_rationale.sweeps import TEST_PATH_RE, mirrors, signature, sweep_key, swept
 from rules.knob_rationale.switches import named_switch
 from rules.knob_rationale.tuples import tuple_changes
@@ -104,10 +106,12 @@ class KnobRationale(Rule):
     configuration of that feature, not retunes. Loosened gates, tolerances, timeouts and
     sample counts are left to `threshold-loosening`, which warns about them anyway. A
     comment explaining one change also covers the same old → new change repeated in the
-    same file (one decorator per test). Commented-out code and pragmas are not reasons,
-    nor is a comment that belongs to another key (the one directly above a different
-    line) unless it names the knob or gives a reason, nor one that only restates the
-    value (`# 2 attempts * 20 seconds = 40 seconds timeout`). The description may name
+    same file (one decorator per test), and that retune repeated in several jobs or cases
+    of one file is one notice with its count and lines (`(×7)`); a knob on an `echo` line
+    that only prints the command for the log is not a setting. Commented-out code and
+    pragmas are not reasons, nor is a comment that belongs to another key (the one
+    directly above a different line) unless it names the knob or gives a reason, nor one
+    that only restates the value (`# 2 attempts * 20 seconds = 40 seconds timeout`). The description may name
     a knob the way people write it: by abbreviation (`TP4`, `mem fraction`, `max len`)
     in a sentence giving a reason, or by the change itself in a bullet (`TP4 → TP2`,
     `max-model-len 8192 -> 4096`) when the PR states its reason or purpose elsewhere
@@ -161,6 +165,7 @@ class KnobRationale(Rule):
                                moved, ctx.snapshot, introduced, followups)
         sweeps, asked = swept(asks), set()
         mirrored = mirrors(ctx.snapshot, union) if asks else set()
+        kept_asks: list[tuple[ChangedFile, list[Change]]] = []
         for changed, changes in asks:
             kept = []
             fixture = TEST_PATH_RE.search(changed.path) is not None
@@ -174,7 +179,9 @@ class KnobRationale(Rule):
                 if key in sweeps:
                     asked.add(key)
             if kept:
-                yield self._finding(changed, kept)
+                kept_asks.append((changed, kept))
+        for changed, kept in fold_repeats(kept_asks):
+            yield self._finding(changed, kept)
 
     def _file(
         self, changed: ChangedFile, wanted: KnobFilter, union: KnobFilter,
@@ -209,6 +216,8 @@ class KnobRationale(Rule):
                     switch = named_switch(hunk, pr_text) if switch is False else switch
                     if switch:
                         continue  # comes with the switch the description explains
+                if printed(known_lines(changed), new.line):
+                    continue  # an `echo` of the command: the log's copy, not what runs
                 if scaffolding(changed, new) or on_a_fake(changed, new):
                     continue  # a value on a mock in a unit test is the test's setup
                 if categories is not None and loosening(change, categories, True):
@@ -249,6 +258,10 @@ class KnobRationale(Rule):
             "the value or in the PR description (the OOM, timeout or flake it fixes), so the "
             "next retune knows what it protects."
         )
+        others = sorted({c.setting.line for c in changes} - {changes[0].setting.line})
+        if len(changes) > len(counts) and others:
+            shown = ", ".join(str(n) for n in others[:10]) + (", …" if len(others) > 10 else "")
+            message += f" The same change is also at line{'s' if len(others) > 1 else ''} {shown}."
         in_block = [
             c for c in changes
             if any(comment_text(head.get(n, "")) and n in value_lines(changed)
