@@ -8,11 +8,15 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from rules.analysis.lines import code_part, indent_width
+from rules.analysis.lines import code_part, indent_width, openers
 
 NUM = r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?"
 _ASSIGN_RE = re.compile(rf"^(\s*)([A-Za-z_]\w*)\s*(?::\s*[\w.]+\s*)?=\s*({NUM})\s*$")
 _BRANCH_RE = re.compile(r"^(\s*)(if|elif)\s+(.+?):\s*$")
+# One C-level match that rejects almost every line before `code_part` and the full
+# pattern run: callers ask about every line of a hunk, and few open a branch. It only
+# looks at the line's start, which `code_part` leaves as it is, so it never drops a match.
+_MAY_BRANCH_RE = re.compile(r"\s*(?:el)?if\s")
 _ELSE_RE = re.compile(r"^(\s*)else\s*:\s*$")
 _TOKEN_RE = re.compile(r"\"[^\"]*\"|'[^']*'|[A-Za-z_]\w*")
 _KEYWORDS = frozenset({"if", "elif", "else", "or", "and", "not", "in", "is", "None", "True",
@@ -47,6 +51,8 @@ def bare_assignment(text: str) -> tuple[int, str, str] | None:
 
 def branch_condition(text: str) -> tuple[int, str, str] | None:
     """(indent, `if`|`elif`, condition) of a one-line `if cond:` / `elif cond:`."""
+    if _MAY_BRANCH_RE.match(text) is None:
+        return None
     match = _BRANCH_RE.match(code_part(text).rstrip())
     if match is None:
         return None
@@ -69,16 +75,8 @@ class Branch:
 
 def enclosing_branch(lines: Mapping[int, str], number: int, limit: int = 40) -> Branch:
     """The branch directly holding line `number` (its innermost block opener)."""
-    width = indent_width(lines.get(number, ""))
-    for back in range(number - 1, max(0, number - limit), -1):
-        text = lines.get(back)
-        if text is None:
-            break
-        stripped = text.strip()
-        if not stripped or stripped.startswith("#"):
-            continue
-        if indent_width(text) >= width:
-            continue
+    # The innermost opener is the first less-indented line above, as `openers` walks.
+    for back, text in openers(lines, number, limit):
         branch = branch_condition(text)
         if branch is not None:
             return Branch(branch[1], (*_earlier_conditions(lines, back, branch[0]),
