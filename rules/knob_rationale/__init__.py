@@ -111,10 +111,11 @@ class KnobRationale(Rule):
     that only prints the command for the log is not a setting. Commented-out code and
     pragmas are not reasons, nor is a comment that belongs to another key (the one
     directly above a different line) unless it names the knob or gives a reason, nor one
-    that only restates the value (`# 2 attempts * 20 seconds = 40 seconds timeout`). The description may name
-    a knob the way people write it: by abbreviation (`TP4`, `mem fraction`, `max len`)
-    in a sentence giving a reason, or by the change itself in a bullet (`TP4 → TP2`,
-    `max-model-len 8192 -> 4096`) when the PR states its reason or purpose elsewhere
+    that only restates the value (`# 2 attempts * 20 seconds = 40 seconds timeout`). The
+    description may name a knob the way people write it: by abbreviation (`TP4`,
+    `mem fraction`, `max len`) in a sentence giving a reason, or by the change itself in
+    a bullet (`TP4 → TP2`, `max-model-len 8192 -> 4096`) when the PR states its reason or
+    purpose elsewhere
     ("to speed up CI").
 
     Nor is a knob that is only plumbed through a variable: a new override with an empty
