@@ -144,8 +144,11 @@ def test_sigkill_mid_promotion_loses_and_doubles_nothing(
               else str(tmp_path / "bot.db"))
     rng = random.Random(5)
     expected: set[str] = set()
-    kills = 0
-    for trial in range(6):
+    kills = trial = 0
+    # Until three kills have landed mid-promotion: on a fast, quiet machine a promoter can
+    # finish its batch before the kill, and that trial proves nothing about a crash.
+    while kills < 3 and trial < 40:
+        trial += 1
         store = open_store(target)
         batch = [push(f"t{trial}-{i}") for i in range(400)]
         expected.update(d.delivery_id for d in batch)
@@ -158,7 +161,7 @@ def test_sigkill_mid_promotion_loses_and_doubles_nothing(
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=30)
         kills += proc.returncode == -signal.SIGKILL
-    assert kills >= 3  # most kills landed while rows were still being promoted
+    assert kills >= 3  # enough kills landed while rows were still being promoted
     store = open_store(target)
     try:
         store.promote_all()
