@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from bot.core.findings import Finding, Severity
 from bot.core.snapshot import ChangedFile, Hunk, PullRequestSnapshot
@@ -193,6 +193,7 @@ class KnobRationale(Rule):
         pr_text = snapshot.text
         description, mentions = texts
         per_hunk: list[tuple[Hunk, list[Change]]] = []
+        head: Mapping[int, str] | None = None  # built once per file, only when asked
         for hunk in changed.hunks:
             fresh = new_unit_lines(hunk)
             switch: str | bool | None = False  # computed once per hunk, when needed
@@ -217,7 +218,8 @@ class KnobRationale(Rule):
                     switch = named_switch(hunk, pr_text) if switch is False else switch
                     if switch:
                         continue  # comes with the switch the description explains
-                if printed(known_lines(changed), new.line):
+                head = known_lines(changed) if head is None else head
+                if printed(head, new.line):
                     continue  # an `echo` of the command: the log's copy, not what runs
                 if scaffolding(changed, new) or on_a_fake(changed, new):
                     continue  # a value on a mock in a unit test is the test's setup
