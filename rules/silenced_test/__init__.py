@@ -173,7 +173,7 @@ class SilencedTest(Rule):
     or a test taken off one job's list and moved, as the description says, into a new
     file under a directory another job runs whole. A skip list is a collection of test
     ids: `disabled_cache.insert(key)` on an object built disabled is not one. A command
-    printed by `echo … \\` (its continuation line) is not a test invocation.
+    printed by `echo`/`printf` (on its line or continued from it) is not a test invocation.
     `continue-on-error` on a step that runs no test (a build, an upload, a review bot),
     environment flags that merely contain SKIP, and model-layer exclusion lists
     (`exclude_modules`) are not flagged.

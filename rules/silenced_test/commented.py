@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from rules.analysis.lines import printed
 from rules.silenced_test.line_structure import SilencingView
 from rules.silenced_test.silencing_detectors import ENTRY_RE, NOT_RUN, Hit, skip_name
 from rules.silenced_test.test_commands import command, silenced_targets
@@ -31,22 +32,7 @@ _ENV_PREFIX_RE = re.compile(r"^(?:[A-Za-z_]\w*=(?:\"[^\"]*\"|'[^']*'|\S*)\s+)+")
 _FUNC_DEF_RE = re.compile(r"^(?:function\s+)?([A-Za-z_][\w-]*)\s*(?:\(\s*\))?\s*\{\s*$")
 _SHELL_WORDS = frozenset({"test", "pytest", "set", "exit", "return", "true", "false"})
 _FUNC_CALL_RE = re.compile(r"^([A-Za-z_][\w-]*)(?:\s+[^=|&;<>]*)?$")
-_ECHO_RE = re.compile(r"^(?:echo|printf)\b")
-_MAX_CONTINUED = 20  # continuation lines followed up to the start of a logical line
 _LIST_FILE_RE = re.compile(r"(?:models|tests|suites?|configs?)[\w.-]*\.txt$", re.I)
-
-
-def echoed(view: SilencingView, n: int) -> bool:
-    """Whether line n continues (`\\` at the end of the lines above) a logical line
-    that starts with `echo` or `printf`: the command is printed, not run."""
-    m = n - 1
-    start: str | None = None
-    while m > 0 and n - m <= _MAX_CONTINUED:
-        above = (view.get(m) or "").strip().lstrip("#").strip()
-        if not above.endswith("\\"):
-            break
-        start, m = above, m - 1
-    return start is not None and _ECHO_RE.match(start) is not None
 
 
 def shell_function_call(view: SilencingView, code: str) -> bool:
@@ -81,9 +67,9 @@ def commented_hit(view: SilencingView, n: int, text: str, suffix: str) -> Hit | 
         label = f"test `{name}`" if name.startswith(("test", "Test")) else f"`{name}`"
         return Hit(n, label, NOT_RUN, name, verb="commented out")
     code = text.strip().lstrip("#").strip()
+    if suffix in (".yaml", ".sh") and printed(view.lines, n):
+        return None  # printed for the log, not run: the real command follows
     if suffix in (".yaml", ".sh") and (cmd := command(code)) is not None:
-        if echoed(view, n):
-            return None  # printed for the log, not run: the real command follows
         silenced = silenced_targets(cmd, view.runs_of("base"), view.runs_of("head"))
         if not silenced:
             return None  # the base did not run it, or the head still does
