@@ -56,6 +56,7 @@ def _hits(view: SilencingView) -> Iterator[Hit]:
     suffix = _suffix(view.changed)
     yaml = suffix == ".yaml"
     block: Hit | None = None  # the open commented-out block's one finding
+    alone: list[Hit] = []  # its commands that are findings of their own
     start = last = -1  # first and last line of the open commented-out block
     for line in view.changed.added_lines:
         n, text = line.new_no, line.text[:MAX_LINE]
@@ -64,23 +65,20 @@ def _hits(view: SilencingView) -> Iterator[Hit]:
             continue  # blank lines neither open nor close a commented-out block
         if stripped[0] == "#":
             if last < 0 or not all(_blank(view.get(m)) for m in range(last + 1, n)):
-                if block is not None:
-                    yield from _owned(view, _closed(block, start, last), yaml)
-                block, start = None, n
+                yield from _closed(view, block, alone, start, last, yaml)
+                block, alone, start = None, [], n
             last = n
             if view.moved.get(stripped):
                 view.moved[stripped] -= 1  # a comment moved, not a test newly disabled
                 continue
             commented = commented_hit(view, n, text, suffix)
             if commented is not None and commented.alone and block is None:
-                # One command, one test; a tracking link atop the commented run covers it.
-                yield from _owned(view, dataclasses.replace(commented, first=start), yaml)
+                alone.append(commented)  # one command, one test
             elif block is None:
                 block = commented  # one finding per commented-out block, on its first hit
             continue
-        if block is not None:
-            yield from _owned(view, _closed(block, start, last), yaml)
-        block, last = None, -1
+        yield from _closed(view, block, alone, start, last, yaml)
+        block, alone, last = None, [], -1
         if view.moved.get(stripped):
             view.moved[stripped] -= 1  # moved or re-indented, not new
             continue
@@ -93,8 +91,7 @@ def _hits(view: SilencingView) -> Iterator[Hit]:
             hits += yaml_hits(view, n, text)
         for hit in hits:
             yield from _owned(view, hit, yaml)
-    if block is not None:
-        yield from _owned(view, _closed(block, start, last), yaml)
+    yield from _closed(view, block, alone, start, last, yaml)
 
 
 def _comment_top(view: SilencingView, first: int) -> int:
@@ -110,9 +107,13 @@ def _blank(text: str | None) -> bool:
     return text is not None and not text.strip()
 
 
-def _closed(block: Hit, start: int, last: int) -> Hit:
-    """A commented-out block's finding, spanning the block (a link may sit on any line)."""
-    return dataclasses.replace(block, first=start, end=max(block.end, last))
+def _closed(view: SilencingView, block: Hit | None, alone: list[Hit], start: int,
+            last: int, yaml: bool) -> Iterator[Hit]:
+    """A closed commented-out block's findings, each spanning the whole block: a tracking
+    link may sit on any of its lines, atop it or at its end."""
+    for hit in [*alone, *([block] if block is not None else [])]:
+        yield from _owned(view, dataclasses.replace(hit, first=start, end=max(hit.end, last)),
+                          yaml)
 
 
 def _owned(view: SilencingView, hit: Hit, yaml: bool) -> Iterator[Hit]:
