@@ -165,19 +165,20 @@ class SilencedTest(Rule):
     Silencing by deletion or comment too: a test command removed from a CI script or
     workflow (or a call of one of its test functions, a `- script:` matrix entry, a
     `TestFile(...)` suite entry, a line of a CI list file) that nothing else in the PR
-    runs; a commented-out call in a CI test script; `disabled=True` / `skip=True` on a
-    Python test-list entry; a `def test_…` deleted in a PR that says it fixes tests
-    (medium confidence). A test moved, renamed or deleted with its file is not silenced;
-    nor is a test split into a helper that new tests call (`def test_x` → `def
-    _test_x(self, levels)` plus `test_x_low…` / `test_x_high…`), a test method that the
-    repository's explicit suite lists (`TestFile(..., test_methods=[...])`) never named,
-    or a test taken off one job's list and moved, as the description says, into a new
-    file under a directory another job runs whole. A skip list is a collection of test
-    ids: `disabled_cache.insert(key)` on an object built disabled is not one. A command
-    printed by `echo`/`printf` (on its line or continued from it) is not a test invocation.
-    `continue-on-error` on a step that runs no test (a build, an upload, a review bot),
-    environment flags that merely contain SKIP, and model-layer exclusion lists
-    (`exclude_modules`) are not flagged.
+    runs; a commented-out call in a CI test script (a link anywhere in its commented-out
+    block, or in the note where the function it calls is commented out, tracks it);
+    `disabled=True` / `skip=True` on a Python test-list entry; a `def test_…` deleted in
+    a PR that says it fixes tests (medium confidence). A test moved, renamed or deleted
+    with its file is not silenced; nor is a test split into a helper that new tests call
+    (`def test_x` → `def _test_x(self, levels)` plus `test_x_low…` / `test_x_high…`), a
+    test method that the repository's explicit suite lists (`TestFile(...,
+    test_methods=[...])`) never named, or a test taken off one job's list and moved, as
+    the description says, into a new file under a directory another job runs whole. A
+    skip list is a collection of test ids: `disabled_cache.insert(key)` on an object
+    built disabled is not one. A command printed by `echo`/`printf` (on its line or
+    continued from it) is not a test invocation. `continue-on-error` on a step that runs
+    no test (a build, an upload, a review bot), environment flags that merely contain
+    SKIP, and model-layer exclusion lists (`exclude_modules`) are not flagged.
 
     Re-enabling a test is never flagged. A skip on a brand-new test, or a new step that
     starts out soft-failing, is flagged only when its reason says it fails (a capability
@@ -189,7 +190,8 @@ class SilencedTest(Rule):
     `skip_unless_…` helper naming a dtype, library or feature) keep the test running
     wherever it can, and are not flagged unless their reason says the test fails, or the
     PR's title or short description says it skips failing tests, or a sentence of a
-    long squashed log does so naming the test or the gate's platform. A gate off a
+    long description or one subject of a squash message (each its own commit, however
+    few) does so naming the test or the gate's platform. A gate off a
     backend the PR itself adds (title "XPU support", a new `def is_xpu_available`),
     `@require_non_xpu`, silences nothing (the test never ran there): not flagged, or
     medium when its reason says it fails there. A gate off a platform CI already ran
