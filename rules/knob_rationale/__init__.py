@@ -26,7 +26,7 @@ from rules.analysis.knobs import (
     split_across_owners,
     value_lines,
 )
-from rules.analysis.lines import comment_text, known_lines
+from rules.analysis.lines import comment_text, known_lines, printed
 from rules.base import Rule, RuleContext
 from rules.knob_rationale.comments import own_comment
 from rules.knob_rationale.fakes import on_a_fake
@@ -34,7 +34,6 @@ from rules.knob_rationale.followups import Followups
 from rules.knob_rationale.introduced import introduced_names, known_before
 from rules.knob_rationale.keypaths import split_across_entries
 from rules.knob_rationale.mentions import Mentions
-from rules.knob_rationale.printed import printed
 from rules.knob_rationale.repeats import fold_repeats
 from rules.knob_rationale.sweeps import TEST_PATH_RE, mirrors, signature, sweep_key, swept
 from rules.knob_rationale.switches import named_switch

@@ -56,6 +56,7 @@ def _hits(view: SilencingView) -> Iterator[Hit]:
     suffix = _suffix(view.changed)
     yaml = suffix == ".yaml"
     block: Hit | None = None  # the open commented-out block's one finding
+    alone: list[Hit] = []  # its commands that are findings of their own
     start = last = -1  # first and last line of the open commented-out block
     for line in view.changed.added_lines:
         n, text = line.new_no, line.text[:MAX_LINE]
@@ -64,23 +65,20 @@ def _hits(view: SilencingView) -> Iterator[Hit]:
             continue  # blank lines neither open nor close a commented-out block
         if stripped[0] == "#":
             if last < 0 or not all(_blank(view.get(m)) for m in range(last + 1, n)):
-                if block is not None:
-                    yield from _owned(view, _closed(block, start, last), yaml)
-                block, start = None, n
+                yield from _closed(view, block, alone, start, last, yaml)
+                block, alone, start = None, [], n
             last = n
             if view.moved.get(stripped):
                 view.moved[stripped] -= 1  # a comment moved, not a test newly disabled
                 continue
             commented = commented_hit(view, n, text, suffix)
             if commented is not None and commented.alone and block is None:
-                # One command, one test; a tracking link atop the commented run covers it.
-                yield from _owned(view, dataclasses.replace(commented, first=start), yaml)
+                alone.append(commented)  # one command, one test
             elif block is None:
                 block = commented  # one finding per commented-out block, on its first hit
             continue
-        if block is not None:
-            yield from _owned(view, _closed(block, start, last), yaml)
-        block, last = None, -1
+        yield from _closed(view, block, alone, start, last, yaml)
+        block, alone, last = None, [], -1
         if view.moved.get(stripped):
             view.moved[stripped] -= 1  # moved or re-indented, not new
             continue
@@ -93,8 +91,7 @@ def _hits(view: SilencingView) -> Iterator[Hit]:
             hits += yaml_hits(view, n, text)
         for hit in hits:
             yield from _owned(view, hit, yaml)
-    if block is not None:
-        yield from _owned(view, _closed(block, start, last), yaml)
+    yield from _closed(view, block, alone, start, last, yaml)
 
 
 def _comment_top(view: SilencingView, first: int) -> int:
@@ -110,9 +107,13 @@ def _blank(text: str | None) -> bool:
     return text is not None and not text.strip()
 
 
-def _closed(block: Hit, start: int, last: int) -> Hit:
-    """A commented-out block's finding, spanning the block (a link may sit on any line)."""
-    return dataclasses.replace(block, first=start, end=max(block.end, last))
+def _closed(view: SilencingView, block: Hit | None, alone: list[Hit], start: int,
+            last: int, yaml: bool) -> Iterator[Hit]:
+    """A closed commented-out block's findings, each spanning the whole block: a tracking
+    link may sit on any of its lines, atop it or at its end."""
+    for hit in [*alone, *([block] if block is not None else [])]:
+        yield from _owned(view, dataclasses.replace(hit, first=start, end=max(hit.end, last)),
+                          yaml)
 
 
 def _owned(view: SilencingView, hit: Hit, yaml: bool) -> Iterator[Hit]:
@@ -164,19 +165,20 @@ class SilencedTest(Rule):
     Silencing by deletion or comment too: a test command removed from a CI script or
     workflow (or a call of one of its test functions, a `- script:` matrix entry, a
     `TestFile(...)` suite entry, a line of a CI list file) that nothing else in the PR
-    runs; a commented-out call in a CI test script; `disabled=True` / `skip=True` on a
-    Python test-list entry; a `def test_…` deleted in a PR that says it fixes tests
-    (medium confidence). A test moved, renamed or deleted with its file is not silenced;
-    nor is a test split into a helper that new tests call (`def test_x` → `def
-    _test_x(self, levels)` plus `test_x_low…` / `test_x_high…`), a test method that the
-    repository's explicit suite lists (`TestFile(..., test_methods=[...])`) never named,
-    or a test taken off one job's list and moved, as the description says, into a new
-    file under a directory another job runs whole. A skip list is a collection of test
-    ids: `disabled_cache.insert(key)` on an object built disabled is not one. A command
-    printed by `echo … \\` (its continuation line) is not a test invocation.
-    `continue-on-error` on a step that runs no test (a build, an upload, a review bot),
-    environment flags that merely contain SKIP, and model-layer exclusion lists
-    (`exclude_modules`) are not flagged.
+    runs; a commented-out call in a CI test script (a link anywhere in its commented-out
+    block, or in the note where the function it calls is commented out, tracks it);
+    `disabled=True` / `skip=True` on a Python test-list entry; a `def test_…` deleted in
+    a PR that says it fixes tests (medium confidence). A test moved, renamed or deleted
+    with its file is not silenced; nor is a test split into a helper that new tests call
+    (`def test_x` → `def _test_x(self, levels)` plus `test_x_low…` / `test_x_high…`), a
+    test method that the repository's explicit suite lists (`TestFile(...,
+    test_methods=[...])`) never named, or a test taken off one job's list and moved, as
+    the description says, into a new file under a directory another job runs whole. A
+    skip list is a collection of test ids: `disabled_cache.insert(key)` on an object
+    built disabled is not one. A command printed by `echo`/`printf` (on its line or
+    continued from it) is not a test invocation. `continue-on-error` on a step that runs
+    no test (a build, an upload, a review bot), environment flags that merely contain
+    SKIP, and model-layer exclusion lists (`exclude_modules`) are not flagged.
 
     Re-enabling a test is never flagged. A skip on a brand-new test, or a new step that
     starts out soft-failing, is flagged only when its reason says it fails (a capability
@@ -188,7 +190,8 @@ class SilencedTest(Rule):
     `skip_unless_…` helper naming a dtype, library or feature) keep the test running
     wherever it can, and are not flagged unless their reason says the test fails, or the
     PR's title or short description says it skips failing tests, or a sentence of a
-    long squashed log does so naming the test or the gate's platform. A gate off a
+    long description or one subject of a squash message (each its own commit, however
+    few) does so naming the test or the gate's platform. A gate off a
     backend the PR itself adds (title "XPU support", a new `def is_xpu_available`),
     `@require_non_xpu`, silences nothing (the test never ran there): not flagged, or
     medium when its reason says it fails there. A gate off a platform CI already ran

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from rules.analysis.lines import MAX_LINE, printed
+from rules.silenced_test.gates import tracked
 from rules.silenced_test.line_structure import SilencingView
 from rules.silenced_test.silencing_detectors import ENTRY_RE, NOT_RUN, Hit, skip_name
 from rules.silenced_test.test_commands import command, silenced_targets
@@ -31,22 +33,9 @@ _ENV_PREFIX_RE = re.compile(r"^(?:[A-Za-z_]\w*=(?:\"[^\"]*\"|'[^']*'|\S*)\s+)+")
 _FUNC_DEF_RE = re.compile(r"^(?:function\s+)?([A-Za-z_][\w-]*)\s*(?:\(\s*\))?\s*\{\s*$")
 _SHELL_WORDS = frozenset({"test", "pytest", "set", "exit", "return", "true", "false"})
 _FUNC_CALL_RE = re.compile(r"^([A-Za-z_][\w-]*)(?:\s+[^=|&;<>]*)?$")
-_ECHO_RE = re.compile(r"^(?:echo|printf)\b")
-_MAX_CONTINUED = 20  # continuation lines followed up to the start of a logical line
+_NOTE_ABOVE = 8  # comment lines above a commented-out definition read for its note
+_BODY_LINES = 200  # lines of a commented-out function body read for its note
 _LIST_FILE_RE = re.compile(r"(?:models|tests|suites?|configs?)[\w.-]*\.txt$", re.I)
-
-
-def echoed(view: SilencingView, n: int) -> bool:
-    """Whether line n continues (`\\` at the end of the lines above) a logical line
-    that starts with `echo` or `printf`: the command is printed, not run."""
-    m = n - 1
-    start: str | None = None
-    while m > 0 and n - m <= _MAX_CONTINUED:
-        above = (view.get(m) or "").strip().lstrip("#").strip()
-        if not above.endswith("\\"):
-            break
-        start, m = above, m - 1
-    return start is not None and _ECHO_RE.match(start) is not None
 
 
 def shell_function_call(view: SilencingView, code: str) -> bool:
@@ -62,6 +51,35 @@ def shell_function_call(view: SilencingView, code: str) -> bool:
         if "test" in match.group(1).lower() and match.group(1) not in _SHELL_WORDS:
             return True
     return re.search(rf"^\s*(?:function\s+)?{name}\s*(?:\(\s*\)|\{{)", text, re.M) is not None
+
+
+def tracked_at_definition(view: SilencingView, call: str) -> bool:
+    """Whether the function `call` calls is commented out in the head with a tracking
+    note: on the comment lines atop its definition, or anywhere in the commented-out
+    body down to its closing `}`. One note where a test function is disabled covers the
+    launcher's commented-out call of it."""
+    match = _FUNC_CALL_RE.match(call)
+    if match is None:
+        return False
+    definition = re.compile(rf"^\s*#[#\s]*(?:function\s+)?{re.escape(match.group(1))}"
+                            rf"\s*(?:\(\s*\)\s*)?\{{")
+    lines = view.lines
+    at = next((m for m, text in lines.items() if definition.match(text[:MAX_LINE])), None)
+    if at is None:
+        return False
+    span: list[int] = []
+    for m in range(at - 1, at - 1 - _NOTE_ABOVE, -1):  # the note atop the block
+        if not (lines.get(m) or "").lstrip().startswith("#"):
+            break
+        span.append(m)
+    for m in range(at, at + _BODY_LINES):  # the commented-out body, to its `}`
+        text = (lines.get(m) or "").strip()
+        if not text.startswith("#"):
+            break
+        span.append(m)
+        if text.lstrip("#").strip() == "}":
+            break
+    return any(tracked(lines[m][:MAX_LINE]) for m in span)
 
 
 def shell_function_definition(code: str) -> str | None:
@@ -81,9 +99,9 @@ def commented_hit(view: SilencingView, n: int, text: str, suffix: str) -> Hit | 
         label = f"test `{name}`" if name.startswith(("test", "Test")) else f"`{name}`"
         return Hit(n, label, NOT_RUN, name, verb="commented out")
     code = text.strip().lstrip("#").strip()
+    if suffix in (".yaml", ".sh") and printed(view.lines, n):
+        return None  # printed for the log, not run: the real command follows
     if suffix in (".yaml", ".sh") and (cmd := command(code)) is not None:
-        if echoed(view, n):
-            return None  # printed for the log, not run: the real command follows
         silenced = silenced_targets(cmd, view.runs_of("base"), view.runs_of("head"))
         if not silenced:
             return None  # the base did not run it, or the head still does
@@ -97,6 +115,8 @@ def commented_hit(view: SilencingView, n: int, text: str, suffix: str) -> Hit | 
     if suffix == ".sh" and (_SHELL_CALL_RE.match(call) or shell_function_call(view, call)):
         # In a CI test script every call is a check: an example run, a sub-script, one
         # of the script's test functions.
+        if tracked_at_definition(view, call):
+            return None  # the note where the function is commented out tracks the call
         return Hit(n, f"`{code[:80]}`", NOT_RUN, code[:80], verb="commented out", alone=True)
     if suffix == ".py":
         if not _TEST_CODE_RE.match(code):
