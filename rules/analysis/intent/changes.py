@@ -7,8 +7,8 @@ workflow — and un-skipping ("fix skipped e2e test" that only deletes
 `@pytest.mark.skip`): turning a test back on restores coverage, and no run failed.
 The opposite, a diff that only skips tests (skip markers, a step's `if:`, test lines
 commented out), answers a failure in CI whatever its title says. And a diff of CI and
-test files only puts the title's "OOM" or "takes too long" in CI. Everything is linear
-in the diff.
+test files only puts a timeout the title fixes ("takes too long") in CI. Everything is
+linear in the diff.
 """
 
 from __future__ import annotations

@@ -24,8 +24,7 @@ _PHRASES = (
     (re.compile(r"\bregression[- ]tests?\b"), "regressiontest"),
     (re.compile(r"\bpre-commit\b"), "precommit"),
     (re.compile(r"\bunit[- ]tests?\b"), "unittest"),
-    # A job that "takes too long" is one that hits its time limit.
-    # Not "the name is too long": a length.
+    # A job that "takes too long" hits its time limit (not "the name is too long").
     (re.compile(r"\b(?:takes?|taking|took|runs?|running|ran)\s+(?:\w+\s+)?too\s+"
                 r"(?:long|slow(?:ly)?)\b|\b(?:is|are|was|were|gets?|got)\s+(?:\w+\s+)?"
                 r"too\s+slow\b"), " timeout "),
