@@ -99,8 +99,9 @@ class DedupNote(Rule):
 
         The TP1/PCP4 eval OOMs since #49294; this enables expandable segments.
 
-    Without a description (an empty body, or a squash message that only lists the
-    commits' subjects) the finding is medium confidence: the PR may have said it.
+    Without a description (an empty body, a squash message that only lists the
+    commits' subjects, or one of only trailers such as `Signed-off-by:` and version
+    stamps) the finding is medium confidence: the PR may have said it.
 
     Not asked: the fix of the author's own immediately preceding change ("quick fix for
     last update to pre-merge", "follow-up to #4521" in the title or the description's
@@ -109,9 +110,14 @@ class DedupNote(Rule):
     analysis or report feature ("[CI] Failure analyze for …"); and fixes to repository
     automation alone (PR bots, slash-command and cherry-pick workflows, label and stale
     managers) unless the text names a failing test or build, then at medium confidence.
-    A flake fix titled by its remedy ("[CI] Set seeds for e2e tests" whose description
-    says the accuracy fluctuates), a test "temporarily" removed from CI, and a bracketed
-    tag fixing an upstream or CI break (`[FIX_DUE_UPSTREAM]`, `[CI_FIX]`) are CI fixes.
+    Nor a PR whose description calls the CI fix a side effect of the work its title
+    names ("Follow up UniformTypeKVCacheSpecs" + "This also fixes the CI issue about
+    `TypeError: …`"). A flake fix titled by its remedy ("[CI] Set seeds for e2e tests"
+    whose description says the accuracy fluctuates), a test "temporarily" removed from
+    CI, failing tests commented out, a diff that only skips tests (skip markers, a
+    step's `if:`), the fix of a job that "takes too long" in a diff of CI and test files
+    only, and a bracketed tag fixing an upstream or CI break (`[FIX_DUE_UPSTREAM]`,
+    `[CI_FIX]`, `[FIX_FOR_VLLM_LATEST]`) are CI fixes.
 
     Prefer
     ------

@@ -41,15 +41,20 @@ class FailingRunLink(Rule):
 
     A description that quotes the failure's root-cause line (an exception with its
     message, `No matching distribution found`, an NCCL watchdog timeout) shows the
-    failure too. Without a description (an empty body, or a squash message that only
-    lists the commits' subjects) the finding is medium confidence.
+    failure too. Without a description (an empty body, a squash message that only
+    lists the commits' subjects, or one of only trailers such as `Signed-off-by:` and
+    version stamps) the finding is medium confidence.
 
     A flake fix titled by its remedy ("[CI] Set seeds for e2e tests" whose description
     says the accuracy fluctuates under the tolerance), a test "temporarily" removed from
-    CI (the run that made it unstable) and a bracketed tag fixing an upstream or CI break
-    (`[FIX_DUE_UPSTREAM] fix for upstream PR …`) are CI fixes. There is no failing run
-    to link for a diff that only deletes skip markers ("fix skipped e2e test"), a failure
-    analysis or report feature, or a fix to repository automation alone (PR bots,
+    CI (the run that made it unstable), failing tests commented out, a diff that only
+    skips tests (skip markers, a step's `if:`: the run they failed in), the fix of a job
+    that "takes too long" in a diff of CI and test files only, and a bracketed tag fixing
+    an upstream or CI break (`[FIX_DUE_UPSTREAM] fix for upstream PR …`,
+    `[FIX_FOR_VLLM_LATEST]`) are CI fixes. There is no failing run to link for a diff
+    that only deletes skip markers ("fix skipped e2e test"), a failure analysis or
+    report feature, a CI fix the description names as a side effect of other work
+    ("this also fixes the CI error"), or a fix to repository automation alone (PR bots,
     slash-command and cherry-pick workflows, label and stale managers); when such an
     automation fix names a failing test or build, the finding is medium confidence.
 

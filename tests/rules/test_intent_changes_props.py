@@ -1,16 +1,19 @@
 """Property tests for the diff's part in CI-fix intent (rules/analysis/intent/changes.py and
 reading.py): repository automation and un-skipping have no failing run; a test or build
-file among the changes, or a code change beside the un-skip, keeps the PR a fix; the
-fix of one's own previous change is not asked for a duplicate-work check."""
+file among the changes, or a code change beside the un-skip, keeps the PR a fix; a diff
+that only skips tests is a fix; the fix of one's own previous change is not asked for a
+duplicate-work check."""
 
 from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bot.core.config import Config
+from bot.core.engine import classify_snapshot
 from bot.core.snapshot import PullRequestSnapshot
 from rules.analysis.intent import follows_up_own_change, read_ci_fix
-from rules.analysis.intent.changes import automation_only, only_unskips
+from rules.analysis.intent.changes import automation_only, only_adds_skips, only_unskips
 from tests.conftest import make_snapshot
 
 AUTOMATION_PATHS = (
@@ -125,3 +128,65 @@ def test_a_fix_of_the_previous_change_is_a_follow_up(text: tuple[str, str]) -> N
 @given(st.sampled_from(NOT_FOLLOW_UPS))
 def test_naming_the_culprit_is_not_a_follow_up(text: tuple[str, str]) -> None:
     assert not follows_up_own_change(*text)
+
+
+SKIP_TITLES = ("Skip test_graph on A2", "CI: skip tests on gfx942", "[CI] test_graph on A2",
+               "Gate the graph test on A2")
+STEP = "jobs:\n  t:\n    steps:\n      - name: Test\n{cond}        run: pytest tests\n"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(MARKERS), min_size=1, max_size=2), st.sampled_from(SKIP_TITLES))
+def test_a_diff_that_only_adds_skip_markers_is_a_fix(markers: list[str], title: str) -> None:
+    head = "import pytest\n\n\n" + "".join(markers) + TEST
+    snapshot = make_snapshot([{"path": "tests/e2e/test_graph.py",
+                               "base": "import pytest\n\n\n" + TEST, "head": head}], title)
+    assert only_adds_skips(snapshot.files)
+    assert read_ci_fix(snapshot) is not None
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from(SKIP_TITLES),
+       st.sampled_from(("if: ${{ matrix.arch == 'gfx950' }}", "if: false",
+                        "if: ${{ !inputs.a2 }}")))
+def test_a_diff_that_only_adds_a_step_condition_is_a_fix(title: str, cond: str) -> None:
+    snapshot = classify_snapshot(make_snapshot(
+        [{"path": ".github/workflows/release.yml", "base": STEP.format(cond=""),
+          "head": STEP.format(cond=f"        {cond}\n")}], title), Config())
+    assert only_adds_skips(snapshot.files)
+    assert read_ci_fix(snapshot) is not None
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from(("run_gemma_test", "run_mla_test", "pytest tests/e2e/test_dp.py")))
+def test_commenting_out_a_test_call_is_only_a_skip(call: str) -> None:
+    base = f"run_all() {{\n    run_basic\n    {call}\n}}\n"
+    head = f"run_all() {{\n    run_basic\n    # {call}\n}}\n"
+    for path, skips in (("tests/ci.sh", True), ("src/serve.sh", False)):
+        snapshot = classify_snapshot(make_snapshot(
+            [{"path": path, "base": base, "head": head}], "[CI] test update"), Config())
+        # In product code a commented-out line turns off a feature, not a test.
+        assert only_adds_skips(snapshot.files) is skips, path
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(MARKERS), st.sampled_from(SKIP_TITLES),
+       st.sampled_from(("    assert run(n) == 2\n", "import os\n")))
+def test_a_skip_beside_any_other_change_is_not_skip_only(marker: str, title: str,
+                                                         other: str) -> None:
+    snapshot = make_snapshot([{"path": "tests/e2e/test_graph.py",
+                               "base": "import pytest\n\n\n" + TEST,
+                               "head": "import pytest\n\n\n" + marker + TEST + other}], title)
+    assert not only_adds_skips(snapshot.files)
+    assert read_ci_fix(snapshot) is None
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from(MARKERS),
+       st.sampled_from(("Skip test_graph on forks", "[CI] Add logging to test_graph",
+                        "Skip the docs build")))
+def test_a_skip_the_title_calls_other_work_is_not_a_fix(marker: str, title: str) -> None:
+    snapshot = make_snapshot([{"path": "tests/e2e/test_graph.py",
+                               "base": "import pytest\n\n\n" + TEST,
+                               "head": "import pytest\n\n\n" + marker + TEST}], title)
+    assert read_ci_fix(snapshot) is None

@@ -27,6 +27,7 @@ FIXES = (
     "Fix {s} test failing on A3",
     "Temporarily removing the {s} test from CI",
     "temporarily skip test_{s} in the nightly",
+    "Comment out the still failing {s} tests",
 )
 NOT_FIXES = (
     "Add {s} nightly coverage",
@@ -45,6 +46,7 @@ NOT_FIXES = (
     "Fix the {s} tests skipped on A2",
     "Failure analysis for the {s} nightly",
     "Analyze the {s} nightly failures",
+    "Fix the comments in the {s} test",
 )
 
 
@@ -96,14 +98,14 @@ def test_a_body_sentence_is_not_quoted_as_the_title(name: str) -> None:
 
 @settings(max_examples=200, deadline=None)
 @given(st.sampled_from(("FIX_DUE_UPSTREAM", "CI_FIX", "HOTFIX-CI", "Bugfix for upstream",
-                        "FIX TEST")),
+                        "FIX TEST", "FIX_FOR_VLLM_LATEST")),
        st.integers(min_value=1000, max_value=99999))
 def test_a_bracketed_tag_fixing_a_ci_or_upstream_break_is_a_claim(tag: str, number: int) -> None:
     assert ci_fix_phrase(f"[{tag}] fix for upstream PR {number}", "") is not None
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.sampled_from(("UPSTREAM", "UPSTREAM_SYNC", "Bugfix", "Model")),
+@given(st.sampled_from(("UPSTREAM", "UPSTREAM_SYNC", "Bugfix", "Model", "VLLM_LATEST")),
        st.integers(min_value=1000, max_value=99999))
 def test_a_tag_without_both_fix_and_break_context_is_not(tag: str, number: int) -> None:
     assert ci_fix_phrase(f"[{tag}] fix for upstream PR {number}", "") is None
@@ -133,3 +135,42 @@ def test_a_determinism_remedy_for_a_described_flake_is_a_fix(
        st.sampled_from(OTHER_BODIES))
 def test_a_determinism_remedy_without_a_flake_is_not(name: str, template: str, body: str) -> None:
     assert ci_fix_phrase(template.format(s=name), body) is None
+
+
+TRAILERS = ("Signed-off-by: {n} <{n}@example.com>", "Co-authored-by: {n} <{n}@example.com>",
+            "---------", "- vLLM version: v0.{v}.0",
+            "- vLLM main:\nhttps://github.com/vllm-project/vllm/commit/c60e6137f0bf2034853919b3a",
+            "Reviewed-by: {n}", "Change-Id: I{v}abc")
+names = st.sampled_from(("alice", "bob", "Chendi Xue", "q.li"))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(TRAILERS), min_size=1, max_size=5), names,
+       st.integers(min_value=1, max_value=20))
+def test_a_body_of_only_trailers_is_no_description(lines: list[str], name: str,
+                                                   version: int) -> None:
+    body = "\n\n".join(t.format(n=name, v=version) for t in lines)
+    assert not described(body), body
+    assert described("Culprit commit: https://github.com/vllm-project/vllm/pull/27022\n\n" + body)
+
+
+@settings(max_examples=200, deadline=None)
+@given(subject, st.sampled_from(("This also fixes the CI issue about `TypeError` in {s}.",
+                                 "It also fixes the failing {s} nightly job.",
+                                 "Additionally, this resolves the {s} CI failure.")))
+def test_a_ci_fix_named_as_a_side_effect_is_not_the_prs_intent(name: str, sentence: str) -> None:
+    title = f"[Hybrid KV] Follow up the {name} KV cache specs"
+    assert ci_fix_phrase(title, sentence.format(s=name)) is None
+    main = sentence.format(s=name).replace("also ", "").replace("Additionally, this", "This")
+    assert ci_fix_phrase(title, main) is not None, main
+
+
+@settings(max_examples=200, deadline=None)
+@given(subject, st.sampled_from(("takes too long", "runs too slowly", "is way too slow",
+                                 "took too long on one machine")))
+def test_a_fixed_job_that_takes_too_long_is_a_fix_when_the_diff_is_ci(name: str,
+                                                                      complaint: str) -> None:
+    title = f"fix the problem the {name} accuracy task {complaint}"
+    assert ci_fix_phrase(title, "", ci_diff=True) is not None, title
+    assert ci_fix_phrase(title, "", ci_diff=False) is None, title
+    assert ci_fix_phrase(f"Increase the {name} timeout from 6h to 12h", "", ci_diff=True) is None

@@ -4,8 +4,10 @@ The trigger of `dedup-note` and `failing-run-link` (and of the App's evidence ho
 It asks for evidence of a failure tied to CI, tests or jobs, not for keywords: a
 `[CI]` tag or a `fix` verb alone does not make a capacity, trigger, logging, report,
 schedule, auto-update, security-scanner or feature PR a CI fix, and a diff that only
-un-skips tests or only touches repository automation has no failing run. Everything is
-linear in the text and the diff (titles capped, bodies through `prtext.markdown.clean`).
+un-skips tests or only touches repository automation has no failing run; a diff that
+only skips tests answers one. A CI fix the description mentions "also", beside the work
+the title names, is a side effect. Everything is linear in the text and the diff
+(titles capped, bodies through `prtext.markdown.clean`).
 """
 
 from rules.analysis.intent.body import ci_fix_phrase, described, squash_subjects, who_reads

@@ -56,16 +56,56 @@ def who_reads(title: str, phrase: str) -> str:
     return "This PR's description"
 
 
+# Lines a squash merge or a PR-template bot appends, which say nothing about the change:
+# git trailers ("Signed-off-by:", "Co-authored-by:", "Change-Id:"), "----" rules, and
+# version stamps ("- vLLM version: v0.10.2", "- vLLM main: <url>", the url often wrapped).
+_TRAILER_RE = re.compile(
+    r"^\s*(?:[a-z][\w-]{0,30}-by:|change-id:|-{3,}\s*$|\(cherry[- ]picked from\b|"
+    r"[*-]\s*[\w.-]{1,30}\s+(?:version|main)\s*:)",
+    re.I,
+)
+_STAMP_RE = re.compile(r"^\s*[*-]\s*[\w.-]{1,30}\s+(?:version|main)\s*:\s*$", re.I)
+_URL_LINE_RE = re.compile(r"^\s*<?https?://\S+>?\s*$")
+
+
+def _only_trailers(body: str) -> bool:
+    """Every line of the body is a trailer, a rule or a version stamp (with its wrapped url)."""
+    stamp = False
+    for line in clean(body).splitlines()[:200]:
+        if not line.strip():
+            continue
+        if stamp and _URL_LINE_RE.match(line):
+            stamp = False
+            continue
+        if not _TRAILER_RE.match(line):
+            return False
+        stamp = _STAMP_RE.match(line) is not None
+    return True
+
+
 def described(body: str) -> bool:
     """Whether the body is a PR description: not empty, not only squashed commit subjects
-    (a commit message without the PR's description: the rules cannot see what it said)."""
-    return bool(clean(body).strip()) and not squash_subjects(body)
+    or trailers (a commit message without the PR's description: the rules cannot see what
+    it said)."""
+    return bool(clean(body).strip()) and not squash_subjects(body) and not _only_trailers(body)
+
+
+# "This also fixes the CI error …": a side effect of the work the title names.
+_SIDE_FIX_RE = re.compile(
+    r"\b(?:also|additionally|incidentally|besides|along the way|as a side effect)\W+"
+    r"(?:\w+\W+){0,3}?(?:fix|fixes|fixed|fixing|resolves?|resolved|unblocks?|unbreaks?)\b",
+    re.I,
+)
 
 
 def _body_fix_sentence(prose: str) -> str | None:
     """A sentence of the body that says the PR fixes CI (narrower than for titles:
-    bodies of product fixes also mention tests, crashes and regressions)."""
+    bodies of product fixes also mention tests, crashes and regressions). A fix the
+    body calls a side effect ("this also fixes the CI error") does not make the PR a CI
+    fix: its title names the work it is."""
     for sentence in sentences(prose):
+        if _SIDE_FIX_RE.search(sentence):
+            continue
         if BODY_BROKE_RE.search(sentence):
             return sentence
         parts = clauses(sentence)
@@ -139,10 +179,14 @@ def _other_subjects(subjects: list[str]) -> bool:
     return meta_topic(text) is not None or infra_topic(text) is not None
 
 
-def ci_fix_phrase(title: str, body: str, labels: Sequence[str] = ()) -> str | None:
-    """Why the PR reads as a CI fix (a short quote), or None for anything else."""
+def ci_fix_phrase(title: str, body: str, labels: Sequence[str] = (), *, ci_diff: bool = False,
+                  adds_skips: bool = False) -> str | None:
+    """Why the PR reads as a CI fix (a short quote), or None for anything else. What the
+    diff says: `ci_diff`, it changes only CI and test files (see `judge_title`);
+    `adds_skips`, all it does is skip, xfail or comment out tests, which answers a
+    failure unless the title or description says it is other work."""
     subjects = squash_subjects(body)
-    verdict = judge_title(title)
+    verdict = judge_title(title, ci_diff)
     if verdict is Verdict.CLAIM and _other_subjects(subjects):
         verdict = Verdict.NOT  # "[nightly] fix job order" + "* move the cron to Sunday"
     label = next((lb for lb in labels if _LABEL_RE.search(lb)), None)
@@ -163,4 +207,6 @@ def ci_fix_phrase(title: str, body: str, labels: Sequence[str] = ()) -> str | No
     if failure and (parsed.ci_label or near_in(clauses(parsed.subject), SILENCE_RE, CI_NOUN_RE)):
         # A bare `[CI]` tag or "Disable the PP test" answers the failure the body states.
         return quote(title)
+    if adds_skips and not (_other_subjects(subjects) or (not subjects and _other_work(prose))):
+        return quote(title)  # "CI: skip tests when building gfx942 …": a test that fails there
     return None if label is None else f"label {label}"

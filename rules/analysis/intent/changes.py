@@ -5,7 +5,10 @@ test or build job: repository automation (PR bots, slash-command workflows, labe
 stale managers, their config) — "[CI] Fix gh install error" on the cherry-pick command
 workflow — and un-skipping ("fix skipped e2e test" that only deletes
 `@pytest.mark.skip`): turning a test back on restores coverage, and no run failed.
-Everything is linear in the diff.
+The opposite, a diff that only skips tests (skip markers, a step's `if:`, test lines
+commented out), answers a failure in CI whatever its title says. And a diff of CI and
+test files only puts a timeout the title fixes ("takes too long") in CI. Everything is
+linear in the diff.
 """
 
 from __future__ import annotations
@@ -92,3 +95,49 @@ def only_unskips(files: Sequence[ChangedFile]) -> bool:
         if not _only_skip_markers([line.text for line in changed.removed_lines]):
             return False
     return True
+
+
+_YAML_IF_RE = re.compile(r"^\s*(?:-\s+)?if:\s*\S")
+_COMMENT_RE = re.compile(r"^\s*#+\s?(.*)$")
+
+
+def _skip_only_file(changed: ChangedFile) -> bool | None:
+    """True when the file's changes only skip (adds markers or `if:` conditions, or
+    comments out lines), False when they do anything else, None when they only add
+    comments. A condition or a commented-out line skips a test only in a CI or test
+    file (a surface): in product code it turns off a feature."""
+    ci = changed.surface is not None
+    yaml = ci and changed.path.endswith((".yml", ".yaml"))
+    commented: set[str] = set()
+    markers: list[str] = []
+    for line in changed.added_lines:
+        text = line.text
+        comment = _COMMENT_RE.match(text)
+        if comment:
+            commented.add(comment.group(1).strip().lstrip("#").strip())
+        elif yaml and _YAML_IF_RE.match(text):
+            markers.append("")
+        elif text.strip():
+            markers.append(text)
+    removed = [line.text.strip() for line in changed.removed_lines if line.text.strip()]
+    if (removed and not ci) or any(text not in commented for text in removed):
+        return False  # a line changed or deleted, not commented out
+    code = [m for m in markers if m]
+    if code and not _only_skip_markers(code):
+        return False
+    return True if markers or removed else None
+
+
+def only_adds_skips(files: Sequence[ChangedFile]) -> bool:
+    """The diff only skips or xfails tests, or comments them out, and changes nothing else."""
+    verdicts = []
+    for changed in files:
+        if changed.status not in ("modified", "changed") or changed.patch_missing:
+            return False
+        verdicts.append(_skip_only_file(changed))
+    return any(v is True for v in verdicts) and all(v is not False for v in verdicts)
+
+
+def ci_files_only(files: Sequence[ChangedFile]) -> bool:
+    """Every changed file is a CI surface (a workflow, a CI script or config, a test)."""
+    return bool(files) and all(f.surface is not None for f in files)

@@ -1,6 +1,7 @@
 """CI-fix intent of a whole PR: its text, corrected by what its diff changes.
 
-`ci_fix_phrase` reads the title, description and labels; the diff then vetoes two
+`ci_fix_phrase` reads the title, description and labels, told what the diff is (CI and
+test files only; only skips added); the diff then vetoes two
 kinds of "fix" that have no failing run: changes that only delete skip markers, and
 changes to repository automation alone (bots, slash commands, label/stale managers)
 unless the text names a failing test or build, when the reading is tentative.
@@ -15,7 +16,12 @@ from dataclasses import dataclass
 
 from bot.core.snapshot import PullRequestSnapshot
 from rules.analysis.intent.body import ci_fix_phrase
-from rules.analysis.intent.changes import automation_only, only_unskips
+from rules.analysis.intent.changes import (
+    automation_only,
+    ci_files_only,
+    only_adds_skips,
+    only_unskips,
+)
 from rules.analysis.intent.words import CI_FAILURE_RE, FAILURE_RE, TEST_NOUN_RE, clauses, near_in
 from rules.analysis.prtext.markdown import clean, sentences, split_markdown
 
@@ -37,7 +43,9 @@ def _names_failing_test(title: str, prose: str) -> bool:
 
 def read_ci_fix(snapshot: PullRequestSnapshot) -> Reading | None:
     """Whether the PR is a fix of a failing CI job or test, and how sure that is."""
-    phrase = ci_fix_phrase(snapshot.title, snapshot.body, snapshot.labels)
+    phrase = ci_fix_phrase(snapshot.title, snapshot.body, snapshot.labels,
+                           ci_diff=ci_files_only(snapshot.files),
+                           adds_skips=only_adds_skips(snapshot.files))
     if phrase is None or only_unskips(snapshot.files):
         return None
     if automation_only(snapshot.files):

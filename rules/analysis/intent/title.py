@@ -62,8 +62,12 @@ _BROKE_RE = re.compile(
 )
 _TOKEN_SPLIT_RE = re.compile(r"[^a-z0-9]+")
 _FIX_TOKENS = frozenset({"fix", "fixes", "hotfix", "bugfix", "fixup"})
+# "latest": `[FIX_FOR_VLLM_LATEST]`, a fix for what upstream's head broke in the job that
+# tests against it. Not `[FIX_FOR_VLLM_CUSTOM=<sha>]`: an adaptation to a chosen upstream
+# commit, routine maintenance like a pin bump.
 _BREAK_CONTEXT_TOKENS = frozenset({"upstream", "ci", "test", "tests", "e2e", "ut", "nightly",
-                                   "hourly", "build", "break", "breakage", "broken"})
+                                   "hourly", "build", "break", "breakage", "broken", "latest"})
+_TIMEOUT_RE = re.compile(r"^timeouts?$")
 _ALWAYS_STABILITY_RE = re.compile(r"^(?:flak\w*|deflak\w*|unflak\w*|quarantin\w*)$")
 
 
@@ -129,16 +133,21 @@ def _turned_off_for_now(parts: list[list[str]]) -> bool:
                for part in parts)
 
 
-def judge_title(title: str) -> Verdict:
-    """The title's verdict (see the module docstring)."""
+def judge_title(title: str, ci_diff: bool = False) -> Verdict:
+    """The title's verdict (see the module docstring). `ci_diff`: the PR changes only CI
+    and test files, so a fixed timeout ("fix the problem gemma accuracy task takes too
+    long") is a job's time limit even where the title names no job. Not without the fix
+    ("Increase timeout to 12h" retunes the limit), and not a crash or an OOM, which
+    product code has too ("Fix scheduler crash and add a test")."""
     parsed = Title.parse(title)
     found, parts = words(parsed.subject), clauses(parsed.subject)
     has_ci_noun = any_word(found, CI_NOUN_RE)
     ci = parsed.ci_label or has_ci_noun
-    stable = _stability(found, parts, parsed.ci_label)
+    fix_verb = any_word(found, FIX_RE)
+    stable = _stability(found, parts, parsed.ci_label) or (
+        ci_diff and (fix_verb or parsed.fix_type) and any_word(found, _TIMEOUT_RE))
     failing = near_in(parts, FAILURE_RE, CI_NOUN_RE) or (
         parsed.ci_label and any_word(found, FAILURE_RE)) or _BROKE_RE.search(parsed.subject)
-    fix_verb = any_word(found, FIX_RE)
     # `fix:` / `fix(scope):` is the fix verb of the subject's first clause.
     lead = [["fix", *parts[0]], *parts[1:]] if parsed.fix_type and parts else parts
     topics = f"{parsed.tags}\n{parsed.subject}"

@@ -24,6 +24,12 @@ _PHRASES = (
     (re.compile(r"\bregression[- ]tests?\b"), "regressiontest"),
     (re.compile(r"\bpre-commit\b"), "precommit"),
     (re.compile(r"\bunit[- ]tests?\b"), "unittest"),
+    # A job that "takes too long" hits its time limit (not "the name is too long").
+    (re.compile(r"\b(?:takes?|taking|took|runs?|running|ran)\s+(?:\w+\s+)?too\s+"
+                r"(?:long|slow(?:ly)?)\b|\b(?:is|are|was|were|gets?|got)\s+(?:\w+\s+)?"
+                r"too\s+slow\b"), " timeout "),
+    # "comment out the failing tests" silences them ("commented out" is their state).
+    (re.compile(r"\bcomment(?:s|ing)?[- ]out\b"), " commentout "),
     # "fixed seed", "fixed-size": an adjective, not the verb.
     (re.compile(r"\bfixed[- ](?=(?:random\s+)?(?:seeds?|sizes?|lengths?|shapes?|points?|"
                 r"widths?|values?|order|ports?)\b)"), "constant "),
@@ -47,7 +53,7 @@ FIX_RE = re.compile(
 # "avoid"/"prevent" fix something only when what they avoid is a failure ("to avoid 429").
 GUARD_RE = re.compile(r"^(?:avoid\w*|prevent\w*|handl\w*|tolerat\w*|retr(?:y|ies|ied))$")
 # Skipping or disabling answers a failure only when the failure is named.
-SILENCE_RE = re.compile(r"^(?:skip\w*|disabl\w*|silenc\w*|xfail\w*|mark\w*)$")
+SILENCE_RE = re.compile(r"^(?:skip\w*|disabl\w*|silenc\w*|xfail\w*|mark\w*|commentout)$")
 REENABLE_RE = re.compile(
     r"^(?:re-?enabl\w*|enabl\w*|recover\w*|unskip\w*|reactivat\w*|un-?xfail\w*)$")
 # "fix skipped e2e test", "fix the disabled UT": the object is a test that was turned off.
