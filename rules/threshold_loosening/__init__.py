@@ -83,11 +83,12 @@ class ThresholdLoosening(Rule):
     Also: gates named by what they bound (`baseline_*`, `minimum_accuracy`, ceilings
     such as `max_abs_error` where raising loosens), a `threshold` that is an allowed
     margin around its sibling `baseline` (`baseline: 95`, `threshold: 5 → 10`: at most
-    half the baseline, not a fraction of one above 1), settings inside JSON strings and env
-    vars, fewer `repeats`, a gate deleted (a config key or an `assert acc >= 0.6`), a gate
-    added to an existing entry below the code's default, a two-sided
-    `abs(x - ref) < tol` made one-sided, a `round()` added before a comparison, a value
-    no longer a number (medium confidence), eval entries removed.
+    half the baseline, and not a fraction beside a baseline of 1 or more, which is a
+    ratio), settings inside JSON strings and env vars, fewer `repeats`, a gate deleted
+    (a config key or an `assert acc >= 0.6`), a gate added to an existing entry below
+    the code's default, a two-sided `abs(x - ref) < tol` made one-sided, a `round()`
+    added before a comparison, a value no longer a number (medium confidence), eval
+    entries removed.
 
     Tolerances moved into names (`allclose(out, ref, 1e-4, 1e-5)` → `assert_close(out,
     ref, atol=ATOL, rtol=RTOL)`, `ATOL` set at module level, perhaps per device) are
@@ -172,7 +173,7 @@ class ThresholdLoosening(Rule):
                     margin = None
                     if change.old is not None and categories.kind(new.name) == "gate":
                         margin = margin_change(changed, change.old, new)
-                    around = margin[0] if margin is not None else None
+                    around = margin[0] if margin is not None and margin[0] else None
                     if margin is not None:  # wider is looser: a margin, not a floor
                         kind = "margin" if margin[1] else None
                     else:
