@@ -16,9 +16,10 @@ from collections.abc import Sequence
 
 from bot.core.snapshot import ChangedFile
 from rules.analysis.knobs import Description, adjacent_comment
-from rules.analysis.lines import comment_near
+from rules.analysis.lines import MAX_LINE, code_part, comment_near, comment_text, known_lines
 from rules.analysis.prtext import gives_reason
 
+_MAX_BLOCK_LINES = 6  # lines of one comment quoted, either way from the line found
 _MAX_CODE = 300  # longer comments are not parsed: prose, or code no one quotes
 # Nodes only code has; prose that happens to parse (`flaky or slow`) has none of them.
 _CODE_NODES = (ast.Call, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Subscript,
@@ -68,9 +69,34 @@ def reason_comment(changed: ChangedFile, lines: Sequence[int]) -> tuple[int, str
     for radius in (2, 1):
         found = comment_near(changed, lines, radius, lambda n, text: not is_code(text)
                              and adjacent_comment(changed, (n,), radius=0) is not None)
-        if found is None or not _was_there(changed, found[1]):
-            return found
+        if found is None:
+            return None
+        if not _was_there(changed, found[1]):
+            return found[0], _whole_comment(changed, found[0], found[1])
     return None
+
+
+def _whole_comment(changed: ChangedFile, number: int, text: str) -> str:
+    """The comment a line belongs to: a comment-only line continues through the
+    comment-only lines above and below it (a three-line `# TODO(#1053): restore …`
+    is quoted whole, not from its middle line)."""
+    head = known_lines(changed)
+    if code_part(head.get(number, "")).strip():
+        return text  # a comment after code stands alone
+    parts = [text]
+    for step in (-1, 1):
+        n = number + step
+        while abs(n - number) <= _MAX_BLOCK_LINES:
+            line = head.get(n)
+            more = comment_text(line[:MAX_LINE]) if line is not None else None
+            if line is None or code_part(line).strip() or not more or is_code(more):
+                break
+            if step < 0:
+                parts.insert(0, more)
+            else:
+                parts.append(more)
+            n += step
+    return " ".join(parts)
 
 
 def _was_there(changed: ChangedFile, comment: str) -> bool:
