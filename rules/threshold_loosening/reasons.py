@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 from bot.core.snapshot import ChangedFile
 from rules.analysis.knobs import Description, adjacent_comment
@@ -45,6 +46,7 @@ _BULLET_RE = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
 _MAX_BLOCKS = 2_000
 _ASIDE_RE = re.compile(r"\s*\([^()]{0,300}\)")
 _QUOTED = 160  # what `messages.cut` keeps of a quote
+_MAX_SENTENCE = 1_000
 
 
 def is_code(comment: str) -> bool:
@@ -122,30 +124,42 @@ def description_reason(description: Description, subjects: Sequence[str],
     if said is not None:
         return said
     names = [_words(s) for s in (*subjects, *entries) if len(s) >= 3 and _LETTER_RE.search(s)]
-    text = description.text[:200_000]
-    spaced = _words(text)
-    names = [n for n in names if n and n in spaced]
+    names = [n for n in names if n and n in _spaced(description.text)]
     if not names:
         return None
-    for block in _BLOCK_SPLIT_RE.split(text)[:_MAX_BLOCKS]:
-        flat = _BULLET_RE.sub("", " ".join(block.split()))
-        for sentence in _SENTENCE_END_RE.split(flat):
-            if not _says_why(sentence, names, bool(entries)):
-                continue
-            # A message quotes 160 characters: a long sentence loses its asides first
-            # (a list of models in parentheses), so that the reason stays in the quote.
-            short = _ASIDE_RE.sub("", sentence)
-            if len(sentence) > _QUOTED and _says_why(short, names, bool(entries)):
-                return short
-            return sentence
+    for sentence, words, why, cost in _sentences(description.text):
+        if not (why or (cost and entries)) or not any(n in words for n in names):
+            continue
+        # A message quotes 160 characters: a long sentence loses its asides first
+        # (a list of models in parentheses), so that the reason stays in the quote.
+        short = _ASIDE_RE.sub("", sentence)
+        if len(sentence) > _QUOTED and any(n in _words(short) for n in names) and (
+                _gives_reason(short) or (entries and _COST_RE.search(short))):
+            return short
+        return sentence
     return None
 
 
-def _says_why(sentence: str, names: Sequence[str], entries: bool) -> bool:
-    words = _words(sentence)
-    return any(n in words for n in names) and (
-        gives_reason(sentence) or _NOISE_RE.search(sentence) is not None
-        or (entries and _COST_RE.search(sentence) is not None))
+@lru_cache(maxsize=4)
+def _spaced(text: str) -> str:
+    return _words(text[:200_000])
+
+
+@lru_cache(maxsize=4)
+def _sentences(text: str) -> tuple[tuple[str, str, bool, bool], ...]:
+    """(sentence, its words, gives a reason, states a cost) of the description, read
+    past hard line wraps: once per description, however many findings ask. A run of
+    text without a sentence end is no sentence anyone reads as one (a pasted log)."""
+    out: list[tuple[str, str, bool, bool]] = []
+    for block in _BLOCK_SPLIT_RE.split(text[:200_000])[:_MAX_BLOCKS]:
+        flat = _BULLET_RE.sub("", " ".join(block.split()))
+        out += [(s, _words(s), _gives_reason(s), _COST_RE.search(s) is not None)
+                for s in _SENTENCE_END_RE.split(flat) if s and len(s) <= _MAX_SENTENCE]
+    return tuple(out)
+
+
+def _gives_reason(sentence: str) -> bool:
+    return gives_reason(sentence) or _NOISE_RE.search(sentence) is not None
 
 
 def _words(text: str) -> str:
