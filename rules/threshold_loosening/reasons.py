@@ -23,7 +23,8 @@ from rules.analysis.prtext import gives_reason
 _MAX_BLOCK_LINES = 6  # lines of one comment quoted, either way from the line found
 _MAX_CODE = 300  # longer comments are not parsed: prose, or code no one quotes
 # Nodes only code has; prose that happens to parse (`flaky or slow`) has none of them.
-_CODE_NODES = (ast.Call, ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Subscript,
+# A bare annotation (`NOTE: slow`) is how prose labels a remark, not code.
+_CODE_NODES = (ast.Call, ast.Assign, ast.AugAssign, ast.Subscript,
                ast.Attribute, ast.Import, ast.ImportFrom, ast.Return, ast.FunctionDef,
                ast.AsyncFunctionDef, ast.ClassDef, ast.With, ast.For, ast.If, ast.While,
                ast.Assert, ast.Raise, ast.Lambda)
@@ -61,7 +62,8 @@ def is_code(comment: str) -> bool:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
-    return any(isinstance(node, _CODE_NODES) for node in ast.walk(tree))
+    return any(isinstance(node, _CODE_NODES) or (
+        isinstance(node, ast.AnnAssign) and node.value is not None) for node in ast.walk(tree))
 
 
 def reason_comment(changed: ChangedFile, lines: Sequence[int]) -> tuple[int, str] | None:
