@@ -11,7 +11,6 @@ from bot.core.snapshot import ChangedFile, Hunk
 from rules.analysis.knobs import (
     CATEGORY_OPTIONS,
     Description,
-    adjacent_comment,
     configured_categories,
     holds_yaml_keys,
     hunk_changes,
@@ -30,8 +29,10 @@ from rules.threshold_loosening.entries import AddedWords, describe, removed_entr
 from rules.threshold_loosening.env_defaults import env_default_loosenings
 from rules.threshold_loosening.gates import dropped_asserts, gate_loosenings
 from rules.threshold_loosening.items import same_item
+from rules.threshold_loosening.margins import margin_change
 from rules.threshold_loosening.messages import NOUNS, Loose, cut, describe_loosening, repeat_key
 from rules.threshold_loosening.odd_values import odd_value
+from rules.threshold_loosening.reasons import description_reason, reason_comment
 from rules.threshold_loosening.recorded import recorded_cuts
 from rules.threshold_loosening.removed import AddedLines, dropped, key_of, over_default
 from rules.threshold_loosening.slack import added_slack, dropped_test_asserts
@@ -63,9 +64,10 @@ class ThresholdLoosening(Rule):
     a longer `timeout-minutes` lets hangs hold runners longer, and fewer
     `num_questions` make the score noisier so the gate flakes more and catches less.
     So every loosening is flagged, however well argued; the finding quotes the reason
-    when the description or a comment next to the change gives one. Fewer few-shot
-    examples (`num_fewshot`) are not treated as loosening: they make the task harder,
-    not the gate easier.
+    when the description or a prose comment next to the change gives one (commented-out
+    code is no reason; an eval entry's run time stated in the description is). Fewer
+    few-shot examples (`num_fewshot`) are not treated as loosening: they make the task
+    harder, not the gate easier.
 
     Flags
     -----
@@ -79,11 +81,14 @@ class ThresholdLoosening(Rule):
     ```
 
     Also: gates named by what they bound (`baseline_*`, `minimum_accuracy`, ceilings
-    such as `max_abs_error` where raising loosens), settings inside JSON strings and env
-    vars, fewer `repeats`, a gate deleted (a config key or an `assert acc >= 0.6`), a gate
-    added to an existing entry below the code's default, a two-sided
-    `abs(x - ref) < tol` made one-sided, a `round()` added before a comparison, a value
-    no longer a number (medium confidence), eval entries removed.
+    such as `max_abs_error` where raising loosens), a `threshold` that is an allowed
+    margin around its sibling `baseline` (`baseline: 95`, `threshold: 5 → 10`: at most
+    half the baseline, and not a fraction beside a baseline of 1 or more, which is a
+    ratio), settings inside JSON strings and env vars, fewer `repeats`, a gate deleted
+    (a config key or an `assert acc >= 0.6`), a gate added to an existing entry below
+    the code's default, a two-sided `abs(x - ref) < tol` made one-sided, a `round()`
+    added before a comparison, a value no longer a number (medium confidence), eval
+    entries removed.
 
     Tolerances moved into names (`allclose(out, ref, 1e-4, 1e-5)` → `assert_close(out,
     ref, atol=ATOL, rtol=RTOL)`, `ATOL` set at module level, perhaps per device) are
@@ -102,7 +107,8 @@ class ThresholdLoosening(Rule):
     warnings-only. A tolerance name equal to or tighter than the literals it replaced,
     or looser only in a branch for a device the PR adds (a check the base never names),
     is not a loosening; nor is an assertion rewritten, moved to another line of the PR,
-    or deleted together with the code it checked.
+    or deleted together with the code it checked, nor a commented-out one enabled with
+    another bound (a gate added, not retuned).
 
     Prefer
     ------
@@ -137,7 +143,8 @@ class ThresholdLoosening(Rule):
                 entry_budget -= 1
                 for gone in removed_entries(changed, words):
                     found.append(Loose("entries", gone.where, describe(gone), "",
-                                        gone.line, (gone.line,), gone.where))
+                                        gone.line, (gone.line,), gone.where,
+                                        subjects=gone.items))
             for hunk in changed.hunks:
                 fresh = new_unit_lines(hunk)
                 removed: list[str] | None = None
@@ -163,10 +170,18 @@ class ThresholdLoosening(Rule):
                                 new.lines, new.name, f" where the `{moved.call}` calls it "
                                 f"replaces passed {moved.which} {moved.old}"))
                         continue  # else a new check's tolerance, or no looser than before
-                    kind = loosening(change, categories, allow) or odd_value(change, categories)
+                    margin = None
+                    if change.old is not None and categories.kind(new.name) == "gate":
+                        margin = margin_change(changed, change.old, new)
+                    around = margin[0] if margin is not None and margin[0] else None
+                    if margin is not None:  # wider is looser: a margin, not a floor
+                        kind = "margin" if margin[1] else None
+                    else:
+                        kind = loosening(change, categories, allow) or odd_value(
+                            change, categories)
                     if change.old is None and number(new.value) == 0:
                         kind = None  # `atol=0.0` added: an exact match, the strictest check
-                    note = ""
+                    note = f" around `{around}`" if around is not None else ""
                     if kind is None and change.old is None and new.line not in fresh:
                         default = over_default(changed, hunk, new, categories.kind(new.name)
                                                or "", code)
@@ -238,16 +253,10 @@ class ThresholdLoosening(Rule):
                 continue
             kind, raw, old, new = item.kind, item.raw, item.old, item.new
             what, why = describe_loosening(item)
-            comment = adjacent_comment(changed, item.lines)
-            if kind == "recorded":
-                comment = None  # the comment recording the old values is no reason
-            if comment is not None and _was_there(changed, comment[1]):
-                # The repo's boilerplate (`# Increase this timeout as needed`), or an old
-                # comment two lines up while the new one sits right above the change.
-                comment = adjacent_comment(changed, item.lines, radius=1)
-                if comment is not None and _was_there(changed, comment[1]):
-                    comment = None
-            said = description.explains([item.name, raw, new] if new else [item.name, raw])
+            # The comment recording the old values is no reason.
+            comment = None if kind == "recorded" else reason_comment(changed, item.lines)
+            said = description_reason(
+                description, [item.name, raw, new] if new else [item.name, raw], item.subjects)
             if comment is not None:
                 reason = f" Reason given next to it: “{cut(comment[1])}”."
             elif said is not None:
@@ -266,18 +275,6 @@ class ThresholdLoosening(Rule):
                 details=((raw, f"{old or '(none)'} → {new or '(removed)'}"),),
                 confidence=Confidence.MEDIUM if item.medium else Confidence.HIGH,
             )
-
-
-def _was_there(changed: ChangedFile, comment: str) -> bool:
-    """The comment was in the base already (on a removed or unchanged line): written
-    before this change, it cannot be the reason for it."""
-    text = " ".join(comment.split())
-    if len(text) < 8:
-        return False
-    base = changed.base_text
-    if base is None:
-        base = "\n".join(line.text for hunk in changed.hunks for line in hunk.removed)
-    return text in " ".join(base.split())
 
 
 def _assigned(hunk: Hunk, old_no: int) -> bool:

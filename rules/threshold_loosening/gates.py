@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from bot.core.snapshot import Hunk
 from rules.analysis.knobs import number
-from rules.analysis.lines import MAX_LINE, SideLine, side_text, sides
+from rules.analysis.lines import MAX_LINE, SideLine, code_part, side_text, sides
 from rules.analysis.memo import memoized
 from rules.analysis.pycode import split_args
 
@@ -23,6 +23,7 @@ _METHOD_RE = re.compile(r"\bassert(Greater|Less)(?:Equal)?\(")
 # run across blank lines, but only to an `assert` that starts its own line anyway.
 _ASSERT_START_RE = re.compile(r"^\s*assert\s", re.M)
 _DEF_START_RE = re.compile(r"^\s*(?:async\s+)?def\s")
+_DEF_NAME_RE = re.compile(r"^\s*(?:async\s+)?def\s+(\w+)")
 
 @dataclass(frozen=True)
 class _Gate:
@@ -34,32 +35,53 @@ class _Gate:
     text: str
     line: int
     changed: bool
+    owner: str | None = None  # the enclosing `def` the side shows, if any
+
+
+def _owner(side: Sequence[SideLine], i: int) -> str | None:
+    """The name of the function the side's line `i` sits in (its nearest `def` above,
+    indented less), or None when the side does not show it."""
+    width = len(side[i][1]) - len(side[i][1].lstrip())
+    for _, text, _ in reversed(side[max(0, i - 400):i]):
+        code = code_part(text[:MAX_LINE])
+        stripped = code.strip()
+        if not stripped or len(code) - len(code.lstrip()) >= width:
+            continue
+        match = _DEF_NAME_RE.match(code)
+        if match:
+            return match.group(1)
+        width = len(code) - len(code.lstrip())
+    return None
 
 
 def _gates(side: Sequence[SideLine]) -> list[_Gate]:
+    """The bounds asserted on a side. A commented-out assertion is no gate: a hunk that
+    un-comments one with another bound adds a gate, it does not retune one."""
     gates: list[_Gate] = []
     for i, (no, text, changed) in enumerate(side):
-        code = text[:MAX_LINE]
+        if "assert" not in text[:MAX_LINE]:
+            continue
+        code = code_part(text[:MAX_LINE])
         if "assert" not in code:
             continue
         match = _ASSERT_RE.match(code)
         if match:
             subject, op, value = match.group(1), match.group(2), match.group(3)
             gates.append(_Gate(_SPACE_RE.sub("", subject), op[0] == ">", float(value),
-                               value, no, changed))
+                               value, no, changed, _owner(side, i)))
             continue
         match = _ASSERT_REV_RE.match(code)
         if match:
             value, op, subject = match.group(1), match.group(2), match.group(3)
             gates.append(_Gate(_SPACE_RE.sub("", subject), op[0] == "<", float(value),
-                               value, no, changed))
+                               value, no, changed, _owner(side, i)))
             continue
         method = _METHOD_RE.search(code)
         if method is None:
             continue
         # The arguments may continue on the next two lines of the same side.
         parts = [(no, code[method.end():], changed)]
-        parts += [(n, t[:MAX_LINE], c) for n, t, c in side[i + 1 : i + 3]]
+        parts += [(n, code_part(t[:MAX_LINE]), c) for n, t, c in side[i + 1 : i + 3]]
         joined = " ".join(p[1] for p in parts)
         args = split_args(joined)
         if not args or len(args) < 2:
@@ -75,7 +97,7 @@ def _gates(side: Sequence[SideLine]) -> list[_Gate]:
         where = next((p for p in parts if text_value in p[1] and p[2]), None)
         where = where or next((p for p in parts if p[2]), parts[0])
         gates.append(_Gate(_SPACE_RE.sub("", subject), lower, bound, text_value, where[0],
-                           where[2]))
+                           where[2], _owner(side, i)))
     return gates
 
 
@@ -106,8 +128,12 @@ def gate_loosenings(hunk: Hunk) -> Iterator[tuple[_Gate, _Gate]]:
     olds = [g for g in _gates(old_side) if g.changed]
     used: set[int] = set()
     for gate in news:
+        # A bound in another test function is another gate (`test_mmlu`'s new one is
+        # not `test_gsm8k`'s old one retuned).
         k = next((k for k, o in enumerate(olds) if k not in used
-                  and o.subject == gate.subject and o.lower == gate.lower), None)
+                  and o.subject == gate.subject and o.lower == gate.lower
+                  and (o.owner is None or gate.owner is None or o.owner == gate.owner)),
+                 None)
         if k is None:
             continue
         used.add(k)

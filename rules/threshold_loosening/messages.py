@@ -10,6 +10,8 @@ _WHAT = {
     "gate": ("Gate", "lowered", _PASSES),
     "ceiling": ("Ceiling", "raised", _PASSES),
     "tolerance": ("Tolerance", "raised", "numerical drift of that size now passes the check"),
+    "margin": ("Allowed margin", "widened", "results that much further from the baseline "
+               "now pass, so a real regression of that size can merge unnoticed"),
     "timeout": ("Timeout", "raised", "a hang or slowdown now takes longer to fail and holds "
                 "the runner meanwhile; make sure the slowdown itself is understood"),
     "entries": ("Eval entries", "removed",
@@ -49,6 +51,7 @@ class Loose:
     note: str = ""  # what the message adds (the code default that applies)
     medium: bool = False  # a reading the diff alone cannot settle
     noun: str = ""  # what a dropped setting was (a gate, a sample count)
+    subjects: tuple[str, ...] = ()  # the removed eval entries, as the description names them
 
 
 def describe_loosening(item: Loose) -> tuple[str, str]:
@@ -73,6 +76,8 @@ def describe_loosening(item: Loose) -> tuple[str, str]:
                 f"{raw}{item.note}")
     elif kind == "malformed":
         what = f"{noun} `{raw}` {old} → {new}"
+    elif kind == "margin":
+        what = f"{noun} `{raw}` {verb} {old} → {new}{item.note}"
     elif item.note:
         what = f"{NOUNS.get(kind, noun)} `{raw}` set to {new}{item.note}"
     elif old:
@@ -86,7 +91,7 @@ def describe_loosening(item: Loose) -> tuple[str, str]:
 def repeat_key(item: Loose, code: bool) -> tuple[str, ...]:
     """Findings with one key are one change. A gate block added over the code default
     (`recovery_threshold:` with a value per metric) is one change, whatever the file."""
-    if item.note and item.kind != "dropped":
+    if item.note and item.kind not in ("dropped", "margin"):
         return (item.kind, item.raw.split()[0] if item.raw.split() else "", item.new, item.note)
     return (item.kind, item.raw, item.old, item.new) if code else (str(item.line),)
 

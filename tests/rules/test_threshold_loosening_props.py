@@ -81,3 +81,18 @@ def test_dropped_gate_under_a_default_as_strict_is_silent(old: str, default: str
     loosened = float(default) < float(old)
     assert bool(found) == loosened, (old, default, found)
     assert all(default in f.message for f in found)
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.lists(st.tuples(GATES, NUMBERS, NUMBERS), min_size=1, max_size=8), st.booleans())
+def test_enabling_commented_out_checks_retunes_nothing(
+    items: list[tuple[str, str, str]], patch_only: bool
+) -> None:
+    """Checks that were commented out enforced nothing: enabling them with other values
+    lowers, raises or cuts nothing."""
+    base = "\n".join("# " + t.format(v=a) for t, a, _ in items) + "\n"
+    head = "\n".join(t.format(v=b) for t, _, b in items) + "\n"
+    for path in ("test/registered/cpu/test_a.py", "tests/evals/gsm8k/configs/a.yaml"):
+        found = _findings([{"path": path, "base": base, "head": head}], patch_only=patch_only)
+        assert not [f for f in found if any(
+            w in f.message for w in (" lowered ", " raised ", " cut ", " widened "))], found

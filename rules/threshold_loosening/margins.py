@@ -1,0 +1,91 @@
+"""A `threshold` beside a `baseline`: an allowed margin, not a floor.
+
+Benchmark catalogs pair the two keys in one case (`baseline: 95`, `threshold: 5`), and
+the harness passes a result within `threshold` of `baseline` (`abs(score - baseline) <=
+threshold`). Raising such a threshold widens what passes, the opposite of raising a
+floor. The same catalogs use the pair as a ratio (`throughput >= threshold *
+baseline`: `threshold: 0.97` beside `baseline: 210`, or `0.1` beside a placeholder
+`baseline: 1`), and elsewhere a threshold close to its baseline (0.83 beside 0.85) is
+itself an absolute floor. Read from the values alone: a threshold at most half its
+baseline, and not a fraction beside a baseline of 1 or more, is a margin.
+
+The reading is made on each side: a margin on one side and a ratio on the other are two
+different cases paired by position (an accuracy case replaced by a performance one),
+whose values are not old → new.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from bot.core.snapshot import ChangedFile
+from rules.analysis.knobs import Setting, number
+from rules.analysis.memo import memoized
+from rules.analysis.yamlscan import YamlLine, is_yaml, scan, view
+
+_BASELINE_KEYS = frozenset({"baseline", "baseline_value", "baseline_score", "expected_value",
+                            "reference_value"})
+_NEAR = 12  # lines either side where a sibling key of the same case is looked for
+
+
+@memoized
+def _base_view(changed: ChangedFile) -> dict[int, YamlLine]:
+    """The base side scanned: the whole base text, else each hunk's base lines."""
+    lines = changed.base_lines
+    if lines is not None:
+        return {line.number: line for line in scan(enumerate(lines, start=1), full=True)}
+    out: dict[int, YamlLine] = {}
+    for hunk in changed.hunks:
+        visible = [(line.old_no, line.text) for line in hunk.lines if line.old_no is not None]
+        out.update((line.number, line) for line in scan(visible, full=False,
+                                                        section=hunk.section))
+    return out
+
+
+def _baseline(lines: Mapping[int, YamlLine], at: int) -> float | None:
+    """The numeric `baseline` key of the mapping that holds line `at` (a YAML sibling:
+    same enclosing keys, opened on the same lines)."""
+    own = lines.get(at)
+    if own is None or own.key is None:
+        return None
+    for n in range(at - _NEAR, at + _NEAR + 1):
+        line = lines.get(n)
+        if line is None or n == at or line.key is None:
+            continue
+        if line.key.lower() not in _BASELINE_KEYS or line.indent != own.indent:
+            continue
+        if line.path != own.path or line.anchors != own.anchors:
+            continue
+        value = number(line.value)
+        if value is not None:
+            return value
+    return None
+
+
+def _is_margin(value: float | None, baseline: float | None) -> bool:
+    if value is None or baseline is None or baseline <= 0 or value < 0:
+        return False
+    return not (value < 1 <= baseline or value > baseline / 2)
+
+
+def margin_change(changed: ChangedFile, old: Setting, new: Setting
+                  ) -> tuple[str, bool] | None:
+    """How to read the gate `old` → `new` beside a `baseline`: (`baseline: 95`,
+    widened) for a margin on both sides, ("", False) when one side reads as a margin and
+    the other does not (not comparable), None for a floor (the usual reading). Beside an
+    unchanged baseline the base's reading holds: a margin widened past half its baseline
+    stays one."""
+    if not is_yaml(changed.path):
+        return None
+    before, after = number(old.value), number(new.value)
+    if before is None or after is None:
+        return None
+    base = _baseline(_base_view(changed), old.line)
+    head = _baseline(view(changed).lines, new.line)
+    if base is None and head is None:
+        return None
+    was = _is_margin(before, base)
+    now = was if head == base else _is_margin(after, head)
+    if was and now and head is not None:
+        return f"baseline: {head:g}", after > before
+    return ("", False) if was != now else None
