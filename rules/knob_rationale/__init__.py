@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 from bot.core.findings import Finding, Severity
 from bot.core.snapshot import ChangedFile, Hunk, PullRequestSnapshot
 from rules.analysis.knobs import (
+    RETUNE_REASONS,
     Categories,
     Change,
     Description,
@@ -24,11 +25,13 @@ from rules.analysis.knobs import (
     scaffolding,
     shared_filter,
     split_across_owners,
+    unwrapped,
     value_lines,
 )
 from rules.analysis.lines import comment_text, known_lines
 from rules.base import Rule, RuleContext
 from rules.knob_rationale.comments import own_comment
+from rules.knob_rationale.deviations import beside_baseline
 from rules.knob_rationale.fakes import on_a_fake
 from rules.knob_rationale.followups import Followups
 from rules.knob_rationale.introduced import introduced_names, known_before
@@ -150,8 +153,10 @@ class KnobRationale(Rule):
     def check(self, ctx: RuleContext) -> Iterable[Finding]:
         wanted = knob_filter(ctx.config.knobs)
         union = shared_filter(ctx.config)
-        description = Description(ctx.snapshot.text)
-        mentions = Mentions(ctx.snapshot.text)
+        # Commit-message bodies are hard-wrapped: a knob and its reason may sit on two
+        # lines of one sentence.
+        description = Description(ctx.snapshot.text, unwrap=True, reasons=RETUNE_REASONS)
+        mentions = Mentions(unwrapped(ctx.snapshot.text[:200_000]))
         # What threshold-loosening reports is not asked about twice.
         categories = (configured_categories(ctx.config)
                       if loosening_reported(ctx.config) else None)
@@ -221,6 +226,8 @@ class KnobRationale(Rule):
                 head = known_lines(changed) if head is None else head
                 if printed(head, new.line):
                     continue  # an `echo` of the command: the log's copy, not what runs
+                if categories is not None and beside_baseline(head, new):
+                    continue  # the band allowed around a baseline: threshold-loosening's
                 if scaffolding(changed, new) or on_a_fake(changed, new):
                     continue  # a value on a mock in a unit test is the test's setup
                 if categories is not None and loosening(change, categories, True):

@@ -14,7 +14,7 @@ from rules.knob_rationale.aliases import placements, renamed_alias, topology_fol
 from rules.knob_rationale.catalogs import in_catalog, recipe_update, repaired
 from rules.knob_rationale.newcalls import new_call_lines
 from rules.knob_rationale.newfeature import feeds_new_harness, new_file_reads
-from rules.knob_rationale.plumbing import forwarded_only
+from rules.knob_rationale.plumbing import forwarded_only, with_known_old
 
 
 class Followups:
@@ -49,7 +49,10 @@ class Followups:
         or None when it is no retune."""
         if forwarded_only(changed, change):
             return None  # plumbing: a default run uses no new value
-        found = repaired(changed, change)
+        known = with_known_old(changed, change)
+        if known is None:
+            return None  # the old value was a variable whose value is not in this diff
+        found = repaired(changed, known)
         if found is None or not found.is_change:
             return None  # the entry kept its value, or the entry is new
         new = found.new
