@@ -32,6 +32,7 @@ from rules.analysis.lines import comment_text, known_lines
 from rules.base import Rule, RuleContext
 from rules.knob_rationale.comments import own_comment
 from rules.knob_rationale.deviations import beside_baseline
+from rules.knob_rationale.dictkeys import split_across_keys
 from rules.knob_rationale.fakes import on_a_fake
 from rules.knob_rationale.followups import Followups
 from rules.knob_rationale.introduced import introduced_names, known_before
@@ -204,7 +205,8 @@ class KnobRationale(Rule):
             switch: str | bool | None = False  # computed once per hunk, when needed
             kept: list[Change] = []
             found = split_across_owners(changed, hunk_changes(changed, hunk, union))
-            found = split_across_functions(changed, split_across_entries(changed, hunk, found))
+            found = split_across_keys(changed, hunk, split_across_entries(changed, hunk, found))
+            found = split_across_functions(changed, found)
             for change in [*found, *tuple_changes(changed, hunk)]:
                 new = change.new
                 if new is None or not new.literal or not wanted(new.name) or not change.is_change:

@@ -3,9 +3,10 @@
 A restructured map of benchmark cases (`acc:` renamed `acc_aime2025:`, `perf_1:`
 replaced by `acc_GPQA:`) lines up one case's `threshold` with another's in the diff;
 "threshold 0.97 → 5" is then no change anyone made. A pair is kept only when both
-values sit at the same key path, list items told apart by their name (`- name: …`);
-a head value whose old counterpart was in another entry is dropped rather than
-reported with a wrong old value (or as new, when the entry was only restructured).
+values sit at the same key path, list items told apart by their name (`- name: …`,
+or a `name:` after a merge key); a head value whose old counterpart was in another
+entry is dropped rather than reported with a wrong old value (or as new, when the
+entry was only restructured).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Sequence
 from bot.core.snapshot import ChangedFile, Hunk
 from rules.analysis.knobs import Change
 from rules.analysis.memo import memoized
-from rules.analysis.yamlscan import ITEM, YamlLine, is_yaml, scan
+from rules.analysis.yamlscan import ITEM, YamlLine, is_yaml, scan, view
 
 # Keys whose value names a list item (a test case, a model, a job).
 _NAME_KEYS = frozenset({"name", "model", "model_name", "id", "key", "label", "case", "task",
@@ -104,19 +105,22 @@ def _paths(changed: ChangedFile, hunk: Hunk, head: bool) -> dict[int, _Path]:
 
 @memoized
 def _scanned_side(changed: ChangedFile, head: bool) -> dict[int, _Path] | None:
-    lines = changed.head_lines if head else changed.base_lines
+    if head:
+        shared = view(changed)  # the head is scanned once per file, for every rule
+        return _named(list(shared)) if shared.full else None
+    lines = changed.base_lines
     if lines is None:
         return None
     return _named(scan(enumerate(lines, start=1), full=True))
 
 
 def _named(lines: list[YamlLine]) -> dict[int, _Path]:
-    by_number = {line.number: line for line in lines}
+    names = _item_names(lines)
     out: dict[int, _Path] = {}
     for line in lines:
         path = line.path
         if ITEM in path:
-            path = tuple(_item_name(by_number.get(anchor)) if part == ITEM else part
+            path = tuple(names.get(anchor, ITEM) if part == ITEM else part
                          for part, anchor in zip(path, _padded(line), strict=False))
         out[line.number] = path
     return out
@@ -127,9 +131,22 @@ def _padded(line: YamlLine) -> tuple[int, ...]:
     return anchors + (0,) * (len(line.path) - len(anchors))
 
 
-def _item_name(opener: YamlLine | None) -> str:
-    """A list item by the name its first key gives it (`- name: perf_1`), else `[]`."""
-    if opener is None or opener.key is None or opener.key.lower() not in _NAME_KEYS:
-        return ITEM
-    return f"{ITEM}{opener.key}={opener.value.strip().strip(chr(34) + chr(39))}"
+def _item_names(lines: list[YamlLine]) -> dict[int, str]:
+    """List items (by the line that opens them) named by their first name key: the
+    opener's own (`- name: perf_1`) or, after a merge key or other keys (`- <<: *base`
+    then `name: …`), the first naming key directly in the item."""
+    names: dict[int, str] = {}
+    for line in lines:
+        key = line.key
+        if key is None or key.lower() not in _NAME_KEYS:
+            continue
+        if line.item:
+            opener = line.number
+        elif line.path and line.path[-1] == ITEM and len(line.anchors) == len(line.path):
+            opener = line.anchors[-1]
+        else:
+            continue
+        if opener and opener not in names:
+            names[opener] = f"{ITEM}{key}={line.value.strip().strip(chr(34) + chr(39))}"
+    return names
 
