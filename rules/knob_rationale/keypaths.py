@@ -60,9 +60,10 @@ def split_across_entries(changed: ChangedFile, hunk: Hunk,
 
 
 def _within_one_run(hunk: Hunk, changes: Sequence[Change]) -> bool:
-    """Every pair's two lines sit in one run of changed lines, at one indentation, and
-    no changed line of that run opens a list item or a block: their entry is the same
-    on both sides, so the (costly) scan of the hunk's sides can be skipped."""
+    """Every pair's two lines sit in one run of changed lines, at one indentation, no
+    changed line of that run opens a list item or a block, and no changed line renames
+    an item: their entry is the same on both sides, so the (costly) scan of the hunk's
+    sides can be skipped."""
     run, opens = 0, [False]
     olds: dict[int, tuple[int, str]] = {}
     news: dict[int, tuple[int, str]] = {}
@@ -75,6 +76,8 @@ def _within_one_run(hunk: Hunk, changes: Sequence[Change]) -> bool:
         stripped = text.strip()
         if stripped.startswith("-") or stripped.endswith(":"):
             opens[run] = True
+        if _renames(stripped):
+            return False  # an item's name changes: its values may belong to another entry
         indent = text[:len(text) - len(text.lstrip())]
         if line.old_no is not None:
             olds[line.old_no] = (run, indent)
@@ -87,6 +90,12 @@ def _within_one_run(hunk: Hunk, changes: Sequence[Change]) -> bool:
         if old is None or new is None or old != new or opens[old[0]]:
             return False
     return True
+
+
+def _renames(stripped: str) -> bool:
+    """Whether a changed line sets a key that names a list item (`name: …`)."""
+    key = stripped.removeprefix("-").lstrip().split(":", 1)[0].strip().strip("\"'")
+    return ":" in stripped and key.lower() in _NAME_KEYS
 
 
 def _differ(a: _Path | None, b: _Path | None) -> bool:
