@@ -284,10 +284,15 @@ class KnobRationale(Rule):
                 " The `#` text on the knob's line is inside a YAML block scalar, so it is part "
                 "of the value, not a comment: move it above the key."
             )
+        first = changes[0].setting.line
+        # The notice spans the knobs it lists that sit together (one entry's lines).
+        end = max((c.setting.line for c in changes if first <= c.setting.line <= first + 8),
+                  default=first)
         return self.finding(
             message,
             file=changed,
-            line=changes[0].setting.line,
+            line=first,
+            end_line=end if end > first else None,
             key="knobs:" + ";".join(sorted(c.describe() for c in changes)),
             details=tuple(
                 (c.setting.raw, c.describe()[len(c.setting.raw) + 1 :]) for c in changes
