@@ -60,34 +60,38 @@ def split_across_entries(changed: ChangedFile, hunk: Hunk,
 
 
 def _within_one_run(hunk: Hunk, changes: Sequence[Change]) -> bool:
-    """Every pair's two lines sit in one run of changed lines, at one indentation, no
-    changed line of that run opens a list item or a block, and no changed line renames
-    an item: their entry is the same on both sides, so the (costly) scan of the hunk's
-    sides can be skipped."""
-    run, opens = 0, [False]
-    olds: dict[int, tuple[int, str]] = {}
-    news: dict[int, tuple[int, str]] = {}
-    for line in hunk.lines:
+    """Every pair's two lines sit in one run of changed lines, at one indentation, and
+    no changed line above either of them on its side, at its indentation or less,
+    opens a list item or a block or renames an item: their entry is the same on both
+    sides (a path depends only on the lines above it), so the (costly) scan of the
+    hunk's sides can be skipped."""
+    run = 0
+    openers: list[tuple[bool, int, int]] = []  # (base side, position, indentation)
+    olds: dict[int, tuple[int, int, int]] = {}  # line → (run, indentation, position)
+    news: dict[int, tuple[int, int, int]] = {}
+    for k, line in enumerate(hunk.lines):
         if line.old_no is not None and line.new_no is not None:  # context ends a run
             run += 1
-            opens.append(False)
             continue
         text = line.text
         stripped = text.strip()
-        if stripped.startswith("-") or stripped.endswith(":"):
-            opens[run] = True
-        if _renames(stripped):
-            return False  # an item's name changes: its values may belong to another entry
-        indent = text[:len(text) - len(text.lstrip())]
-        if line.old_no is not None:
-            olds[line.old_no] = (run, indent)
+        indent = len(text) - len(text.lstrip())
+        base = line.old_no is not None
+        if stripped.startswith("-") or stripped.endswith(":") or _renames(stripped):
+            openers.append((base, k, indent))
+        if base:
+            olds[line.old_no] = (run, indent, k)
         elif line.new_no is not None:
-            news[line.new_no] = (run, indent)
+            news[line.new_no] = (run, indent, k)
     for change in changes:
         if change.old is None or change.new is None:
             continue
         old, new = olds.get(change.old.line), news.get(change.new.line)
-        if old is None or new is None or old != new or opens[old[0]]:
+        if old is None or new is None or old[:2] != new[:2]:
+            return False
+        indent = old[1]
+        if any(depth <= indent and k < (old[2] if base else new[2])
+               for base, k, depth in openers):
             return False
     return True
 
@@ -115,8 +119,9 @@ def _paths(changed: ChangedFile, hunk: Hunk, head: bool) -> dict[int, _Path]:
 @memoized
 def _scanned_side(changed: ChangedFile, head: bool) -> dict[int, _Path] | None:
     if head:
-        shared = view(changed)  # the head is scanned once per file, for every rule
-        return _named(list(shared)) if shared.full else None
+        if changed.head_lines is None:
+            return None
+        return _named(list(view(changed)))  # the head's scan, shared by every rule
     lines = changed.base_lines
     if lines is None:
         return None
