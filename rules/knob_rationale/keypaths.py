@@ -76,13 +76,13 @@ def _within_one_run(hunk: Hunk, changes: Sequence[Change]) -> bool:
         text = line.text
         stripped = text.strip()
         indent = len(text) - len(text.lstrip())
-        base = line.old_no is not None
+        old_no, new_no = line.old_no, line.new_no
         if stripped.startswith("-") or stripped.endswith(":") or _renames(stripped):
-            openers.append((base, k, indent))
-        if base:
-            olds[line.old_no] = (run, indent, k)
-        elif line.new_no is not None:
-            news[line.new_no] = (run, indent, k)
+            openers.append((old_no is not None, k, indent))
+        if old_no is not None:
+            olds[old_no] = (run, indent, k)
+        elif new_no is not None:
+            news[new_no] = (run, indent, k)
     for change in changes:
         if change.old is None or change.new is None:
             continue
