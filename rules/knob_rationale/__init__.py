@@ -21,7 +21,6 @@ from rules.analysis.knobs import (
     loosening_reported,
     new_configuration,
     new_unit_lines,
-    number,
     scaffolding,
     shared_filter,
     split_across_owners,
@@ -36,6 +35,7 @@ from rules.knob_rationale.dictkeys import split_across_keys
 from rules.knob_rationale.fakes import on_a_fake
 from rules.knob_rationale.followups import Followups
 from rules.knob_rationale.introduced import introduced_names, known_before
+from rules.knob_rationale.judging import shortened_timeout, subjects
 from rules.knob_rationale.keypaths import split_across_entries
 from rules.knob_rationale.mentions import Mentions
 from rules.knob_rationale.printed import printed
@@ -44,22 +44,6 @@ from rules.knob_rationale.sweeps import TEST_PATH_RE, mirrors, signature, sweep_
 from rules.knob_rationale.switches import named_switch
 from rules.knob_rationale.tuples import tuple_changes
 from rules.knob_rationale.units import in_new_unit, split_across_functions
-
-
-def _subjects(change: Change) -> list[str]:
-    """Names and distinctive values a description sentence may use to explain this knob."""
-    setting = change.setting
-    subjects = [setting.name, setting.raw]
-    subjects += [v for v in (setting.value,) if len(v) >= 3 and any(ch.isdigit() for ch in v)]
-    return subjects
-
-
-def _shortened_timeout(change: Change, categories: Categories | None) -> bool:
-    old, new = change.old, change.new
-    if old is None or new is None or (categories or Categories()).kind(new.name) != "timeout":
-        return False
-    before, after = number(old.value), number(new.value)
-    return before is not None and after is not None and 0 < after < before
 
 
 class KnobRationale(Rule):
@@ -119,22 +103,27 @@ class KnobRationale(Rule):
     description may name a knob the way people write it: by abbreviation (`TP4`,
     `mem fraction`, `max len`) in a sentence giving a reason, or by the change itself in
     a bullet (`TP4 → TP2`, `max-model-len 8192 -> 4096`) when the PR states its reason or
-    purpose elsewhere
-    ("to speed up CI").
+    purpose elsewhere ("to speed up CI"). Hard-wrapped lines of a commit message are
+    joined before sentences are read, and a retune "to accommodate variance" (noise,
+    fluctuation, instability) has a reason.
 
     Nor is a knob that is only plumbed through a variable: a new override with an empty
     default (`${X:-}`, a `workflow_dispatch` input with `default: ''`) passed on only
     when set, a literal moved into a variable holding the same default, or one variable
-    swapped for another. Catalog entries (a model or case with its server arguments, in
-    a benchmark/accuracy JSON or YAML or a workflow's inline table) are compared within
-    the same entry, so reordered entries are not paired `TP8 → TP4`; in a PR whose
+    swapped for another; an old value that was only a variable is read as the default
+    the file gives it, and unknown (a repository variable) is not asked about. Catalog
+    entries (a model or case with its server arguments, in a benchmark/accuracy JSON or
+    YAML, a workflow's inline table or a Python table keyed by model) are compared
+    within the same entry, so reordered entries are not paired `TP8 → TP4`, and an
+    entry renamed with another checkpoint (`model_path`) is new; in a PR whose
     subject is the recipe or the benchmark's model coverage (and that is not a CI fix)
     the catalog's serving configs are the content, not retunes. Arguments of a call the
     PR adds whole (a warm-up `run(num_prompts=1)`), defaults of variables that a file
     the PR adds reads (a new harness's timeouts), a parallelism flag renamed to an alias
     with the same value (`--tp-size 4` → `--tp 4`), and a parallelism flag set to the
     chip count of the runner or suite the PR moves the test to are not asked about
-    either.
+    either; nor is a `threshold` beside a `baseline` (the band a run may deviate: a
+    gate), or a context length raised in a PR titled by long context (not a CI fix).
 
     Prefer
     ------
@@ -234,7 +223,7 @@ class KnobRationale(Rule):
                     continue  # a value on a mock in a unit test is the test's setup
                 if categories is not None and loosening(change, categories, True):
                     continue  # threshold-loosening warns about it, with the same question
-                if _shortened_timeout(change, categories):
+                if shortened_timeout(change, categories):
                     continue  # a shorter limit fails loudly if it is wrong; nothing hides
                 kept.append(change)
             if kept:
@@ -245,7 +234,7 @@ class KnobRationale(Rule):
         for _, changes in per_hunk:
             for change in changes:
                 setting = change.setting
-                if (own_comment(changed, setting) or description.explains(_subjects(change))
+                if (own_comment(changed, setting) or description.explains(subjects(change))
                         or mentions.explains(change)):
                     # The same retune repeated in this file (e.g. one decorator per test)
                     # is covered by the comment written once.
