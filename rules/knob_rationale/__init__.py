@@ -39,6 +39,7 @@ from rules.knob_rationale.judging import shortened_timeout, subjects
 from rules.knob_rationale.keypaths import split_across_entries
 from rules.knob_rationale.mentions import Mentions
 from rules.knob_rationale.printed import printed
+from rules.knob_rationale.renamed import renamed_into_another_test
 from rules.knob_rationale.repeats import fold_repeats
 from rules.knob_rationale.sweeps import TEST_PATH_RE, mirrors, signature, sweep_key, swept
 from rules.knob_rationale.switches import named_switch
@@ -76,7 +77,8 @@ class KnobRationale(Rule):
     Poll, retry and start-up budgets are knobs too (`MAX_ATTEMPTS`, `--startup-wait`,
     `init_sleep_seconds`): a gate that gives up sooner fails at random.
 
-    Knobs of a new file, or of a new test, step, job, list item or config entry added
+    Knobs of a new file (or a test file renamed into another test, none of its tests
+    kept), or of a new test, step, job, list item or config entry added
     whole (a new shell test function, a new `"model": "…"` entry of a model table),
     are not asked about (that is new configuration, not a retune), nor are
     settings that only moved (the same value removed elsewhere in the PR), values set on
@@ -155,7 +157,7 @@ class KnobRationale(Rule):
         followups = Followups(ctx.snapshot)
         asks: list[tuple[ChangedFile, list[Change]]] = []
         for changed in ctx.files():
-            if changed.status in ("added", "copied"):
+            if changed.status in ("added", "copied") or renamed_into_another_test(changed):
                 continue  # a new config or test is reviewed as a whole, not as a retune
             asks += self._file(changed, wanted, union, (description, mentions), categories,
                                moved, ctx.snapshot, introduced, followups)
