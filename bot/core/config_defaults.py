@@ -27,6 +27,11 @@ DEFAULT_KNOBS: tuple[str, ...] = (
     "*-parallel-size",
     "tp",
     "dp",
+    # Parallelism as scripts name it (`TP_SIZE=4 pytest …`, sglang's `--tp-size`).
+    "tp-size",
+    "dp-size",
+    "pp-size",
+    "ep-size",
     "*concurrency*",
     "parallel",
     "parallelism",

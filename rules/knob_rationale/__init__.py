@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 from bot.core.findings import Finding, Severity
 from bot.core.snapshot import ChangedFile, Hunk, PullRequestSnapshot
 from rules.analysis.knobs import (
+    RETUNE_REASONS,
     Categories,
     Change,
     Description,
@@ -20,41 +21,29 @@ from rules.analysis.knobs import (
     loosening_reported,
     new_configuration,
     new_unit_lines,
-    number,
     scaffolding,
     shared_filter,
     split_across_owners,
+    unwrapped,
     value_lines,
 )
 from rules.analysis.lines import comment_text, known_lines, printed
 from rules.base import Rule, RuleContext
 from rules.knob_rationale.comments import own_comment
+from rules.knob_rationale.deviations import beside_baseline
+from rules.knob_rationale.dictkeys import split_across_keys
 from rules.knob_rationale.fakes import on_a_fake
 from rules.knob_rationale.followups import Followups
 from rules.knob_rationale.introduced import introduced_names, known_before
+from rules.knob_rationale.judging import shortened_timeout, subjects
 from rules.knob_rationale.keypaths import split_across_entries
 from rules.knob_rationale.mentions import Mentions
+from rules.knob_rationale.renamed import renamed_into_another_test
 from rules.knob_rationale.repeats import fold_repeats
 from rules.knob_rationale.sweeps import TEST_PATH_RE, mirrors, signature, sweep_key, swept
 from rules.knob_rationale.switches import named_switch
 from rules.knob_rationale.tuples import tuple_changes
 from rules.knob_rationale.units import in_new_unit, split_across_functions
-
-
-def _subjects(change: Change) -> list[str]:
-    """Names and distinctive values a description sentence may use to explain this knob."""
-    setting = change.setting
-    subjects = [setting.name, setting.raw]
-    subjects += [v for v in (setting.value,) if len(v) >= 3 and any(ch.isdigit() for ch in v)]
-    return subjects
-
-
-def _shortened_timeout(change: Change, categories: Categories | None) -> bool:
-    old, new = change.old, change.new
-    if old is None or new is None or (categories or Categories()).kind(new.name) != "timeout":
-        return False
-    before, after = number(old.value), number(new.value)
-    return before is not None and after is not None and 0 < after < before
 
 
 class KnobRationale(Rule):
@@ -87,7 +76,8 @@ class KnobRationale(Rule):
     Poll, retry and start-up budgets are knobs too (`MAX_ATTEMPTS`, `--startup-wait`,
     `init_sleep_seconds`): a gate that gives up sooner fails at random.
 
-    Knobs of a new file, or of a new test, step, job, list item or config entry added
+    Knobs of a new file (or a test file renamed into another test, none of its tests
+    kept), or of a new test, step, job, list item or config entry added
     whole (a new shell test function, a new `"model": "…"` entry of a model table),
     are not asked about (that is new configuration, not a retune), nor are
     settings that only moved (the same value removed elsewhere in the PR), values set on
@@ -114,22 +104,27 @@ class KnobRationale(Rule):
     description may name a knob the way people write it: by abbreviation (`TP4`,
     `mem fraction`, `max len`) in a sentence giving a reason, or by the change itself in
     a bullet (`TP4 → TP2`, `max-model-len 8192 -> 4096`) when the PR states its reason or
-    purpose elsewhere
-    ("to speed up CI").
+    purpose elsewhere ("to speed up CI"). Hard-wrapped lines of a commit message are
+    joined before sentences are read, and a retune "to accommodate variance" (noise,
+    fluctuation, instability) has a reason.
 
     Nor is a knob that is only plumbed through a variable: a new override with an empty
     default (`${X:-}`, a `workflow_dispatch` input with `default: ''`) passed on only
     when set, a literal moved into a variable holding the same default, or one variable
-    swapped for another. Catalog entries (a model or case with its server arguments, in
-    a benchmark/accuracy JSON or YAML or a workflow's inline table) are compared within
-    the same entry, so reordered entries are not paired `TP8 → TP4`; in a PR whose
+    swapped for another; an old value that was only a variable is read as the default
+    the file gives it, and unknown (a repository variable) is not asked about. Catalog
+    entries (a model or case with its server arguments, in a benchmark/accuracy JSON or
+    YAML, a workflow's inline table or a Python table keyed by model) are compared
+    within the same entry, so reordered entries are not paired `TP8 → TP4`, and an
+    entry renamed with another checkpoint (`model_path`) is new; in a PR whose
     subject is the recipe or the benchmark's model coverage (and that is not a CI fix)
     the catalog's serving configs are the content, not retunes. Arguments of a call the
     PR adds whole (a warm-up `run(num_prompts=1)`), defaults of variables that a file
     the PR adds reads (a new harness's timeouts), a parallelism flag renamed to an alias
     with the same value (`--tp-size 4` → `--tp 4`), and a parallelism flag set to the
     chip count of the runner or suite the PR moves the test to are not asked about
-    either.
+    either; nor is a `threshold` beside a `baseline` (the band a run may deviate: a
+    gate), or a context length raised in a PR titled by long context (not a CI fix).
 
     Prefer
     ------
@@ -149,8 +144,10 @@ class KnobRationale(Rule):
     def check(self, ctx: RuleContext) -> Iterable[Finding]:
         wanted = knob_filter(ctx.config.knobs)
         union = shared_filter(ctx.config)
-        description = Description(ctx.snapshot.text)
-        mentions = Mentions(ctx.snapshot.text)
+        # Commit-message bodies are hard-wrapped: a knob and its reason may sit on two
+        # lines of one sentence.
+        description = Description(ctx.snapshot.text, unwrap=True, reasons=RETUNE_REASONS)
+        mentions = Mentions(unwrapped(ctx.snapshot.text[:200_000]))
         # What threshold-loosening reports is not asked about twice.
         categories = (configured_categories(ctx.config)
                       if loosening_reported(ctx.config) else None)
@@ -159,7 +156,7 @@ class KnobRationale(Rule):
         followups = Followups(ctx.snapshot)
         asks: list[tuple[ChangedFile, list[Change]]] = []
         for changed in ctx.files():
-            if changed.status in ("added", "copied"):
+            if changed.status in ("added", "copied") or renamed_into_another_test(changed):
                 continue  # a new config or test is reviewed as a whole, not as a retune
             asks += self._file(changed, wanted, union, (description, mentions), categories,
                                moved, ctx.snapshot, introduced, followups)
@@ -198,7 +195,8 @@ class KnobRationale(Rule):
             switch: str | bool | None = False  # computed once per hunk, when needed
             kept: list[Change] = []
             found = split_across_owners(changed, hunk_changes(changed, hunk, union))
-            found = split_across_functions(changed, split_across_entries(changed, hunk, found))
+            found = split_across_keys(changed, hunk, split_across_entries(changed, hunk, found))
+            found = split_across_functions(changed, found)
             for change in [*found, *tuple_changes(changed, hunk)]:
                 new = change.new
                 if new is None or not new.literal or not wanted(new.name) or not change.is_change:
@@ -220,11 +218,13 @@ class KnobRationale(Rule):
                 head = known_lines(changed) if head is None else head
                 if printed(head, new.line):
                     continue  # an `echo` of the command: the log's copy, not what runs
+                if categories is not None and beside_baseline(head, new):
+                    continue  # the band allowed around a baseline: threshold-loosening's
                 if scaffolding(changed, new) or on_a_fake(changed, new):
                     continue  # a value on a mock in a unit test is the test's setup
                 if categories is not None and loosening(change, categories, True):
                     continue  # threshold-loosening warns about it, with the same question
-                if _shortened_timeout(change, categories):
+                if shortened_timeout(change, categories):
                     continue  # a shorter limit fails loudly if it is wrong; nothing hides
                 kept.append(change)
             if kept:
@@ -235,7 +235,7 @@ class KnobRationale(Rule):
         for _, changes in per_hunk:
             for change in changes:
                 setting = change.setting
-                if (own_comment(changed, setting) or description.explains(_subjects(change))
+                if (own_comment(changed, setting) or description.explains(subjects(change))
                         or mentions.explains(change)):
                     # The same retune repeated in this file (e.g. one decorator per test)
                     # is covered by the comment written once.
@@ -274,10 +274,15 @@ class KnobRationale(Rule):
                 " The `#` text on the knob's line is inside a YAML block scalar, so it is part "
                 "of the value, not a comment: move it above the key."
             )
+        first = changes[0].setting.line
+        # The notice spans the knobs it lists that sit together (one entry's lines).
+        end = max((c.setting.line for c in changes if first <= c.setting.line <= first + 8),
+                  default=first)
         return self.finding(
             message,
             file=changed,
-            line=changes[0].setting.line,
+            line=first,
+            end_line=end if end > first else None,
             key="knobs:" + ";".join(sorted(c.describe() for c in changes)),
             details=tuple(
                 (c.setting.raw, c.describe()[len(c.setting.raw) + 1 :]) for c in changes

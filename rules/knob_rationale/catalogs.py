@@ -32,6 +32,9 @@ _RECIPE_RE = re.compile(
     r"|\bbenchmark(?:s|ing)?[ _-](?:coverage|presets?|catalog|models?|matrix|configs?)\b"
     r"|\b(?:add|adds|added|adding)\b[^.\n]{0,60}\bto (?:the )?(?:\w+ )?(?:benchmarks?|accuracy)"
     r"|\bmodel (?:coverage|catalog|matrix)\b|\bserving configs?\b")
+# The keys naming the checkpoint an entry serves (not its display label, which may carry
+# the parallelism: `DeepSeek-V3 TP8` → `TP4` is the same entry retuned).
+_CHECKPOINT_KEYS = ("model_path", "model", "served_model_name")
 _DATA_SUFFIXES = (".json", ".yaml", ".yml", ".toml", ".jsonl")
 _MAX_TEXT = 100_000
 _MAX_SPAN = 200  # lines an entry may span
@@ -87,13 +90,26 @@ def _item_end(lines: Sequence[str], start: int) -> int:
     return min(len(lines), start + _MAX_SPAN) - 1
 
 
-def _label(lines: Sequence[str], span: tuple[int, int]) -> str | None:
+def _labels(lines: Sequence[str], span: tuple[int, int]) -> dict[str, str]:
     found: dict[str, str] = {}
     for j in range(span[0], span[1] + 1):
         match = _LABEL_RE.match(lines[j][:400])
         if match is not None:
             found.setdefault(match.group(1), match.group(2).strip())
+    return found
+
+
+def _label(lines: Sequence[str], span: tuple[int, int]) -> str | None:
+    found = _labels(lines, span)
     return next((found[k] for k in _MODEL_KEYS if k in found), None)
+
+
+def _other_model(base: Sequence[str], base_span: tuple[int, int], head: Sequence[str],
+                 head_span: tuple[int, int]) -> bool:
+    """Whether a renamed entry now runs another checkpoint (`model_path` changes with
+    the name): a new entry in the old one's place, not the old one retuned."""
+    before, after = _labels(base, base_span), _labels(head, head_span)
+    return any(k in before and k in after and before[k] != after[k] for k in _CHECKPOINT_KEYS)
 
 
 def _side(changed: ChangedFile, head: bool) -> list[str]:
@@ -172,6 +188,9 @@ def repaired(changed: ChangedFile, change: Change) -> Change | None:
         if old_label is None or old_label == label:
             return change
         if not _has_label(base, label) and not _has_label(head, old_label):
+            if head_span is not None and base_span is not None and _other_model(
+                    base, base_span, head, head_span):
+                return None  # another model took the entry's place: new configuration
             return change  # the entry itself was renamed (`… TP8` → `… TP4`)
     for j, text in enumerate(base):
         match = _LABEL_RE.match(text[:400])

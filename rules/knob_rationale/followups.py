@@ -1,9 +1,10 @@
 """Changes that set a knob without retuning it, read once per PR.
 
 Each reading has its module: optional-override plumbing (`plumbing`), catalog entries
-compared entry by entry and catalogs that are the PR's subject (`catalogs`), variables
-of a harness the PR adds (`newfeature`), arguments of a call added whole (`newcalls`),
-and parallelism aliases and runner-size follow-ups (`aliases`).
+compared entry by entry and catalogs that are the PR's subject (`catalogs`), context
+lengths of a long-context PR (`context`), variables of a harness the PR adds
+(`newfeature`), arguments of a call added whole (`newcalls`), and parallelism aliases
+and runner-size follow-ups (`aliases`).
 """
 
 from __future__ import annotations
@@ -12,9 +13,10 @@ from bot.core.snapshot import ChangedFile, Hunk, PullRequestSnapshot
 from rules.analysis.knobs import Change
 from rules.knob_rationale.aliases import placements, renamed_alias, topology_follow_up
 from rules.knob_rationale.catalogs import in_catalog, recipe_update, repaired
+from rules.knob_rationale.context import context_subject, raises_context
 from rules.knob_rationale.newcalls import new_call_lines
 from rules.knob_rationale.newfeature import feeds_new_harness, new_file_reads
-from rules.knob_rationale.plumbing import forwarded_only
+from rules.knob_rationale.plumbing import forwarded_only, with_known_old
 
 
 class Followups:
@@ -25,12 +27,19 @@ class Followups:
         self._recipe: bool | None = None
         self._reads: frozenset[str] | None = None
         self._placed: dict[str, set[int]] | None = None
+        self._context: bool | None = None
 
     @property
     def recipe(self) -> bool:
         if self._recipe is None:
             self._recipe = recipe_update(self._snapshot)
         return self._recipe
+
+    @property
+    def context(self) -> bool:
+        if self._context is None:
+            self._context = context_subject(self._snapshot)
+        return self._context
 
     @property
     def reads(self) -> frozenset[str]:
@@ -49,13 +58,18 @@ class Followups:
         or None when it is no retune."""
         if forwarded_only(changed, change):
             return None  # plumbing: a default run uses no new value
-        found = repaired(changed, change)
+        known = with_known_old(changed, change)
+        if known is None:
+            return None  # the old value was a variable whose value is not in this diff
+        found = repaired(changed, known)
         if found is None or not found.is_change:
             return None  # the entry kept its value, or the entry is new
         new = found.new
         assert new is not None
         if self.recipe and in_catalog(changed, new.line):
             return None  # the catalog's serving configs are what the PR updates
+        if raises_context(found) and self.context:
+            return None  # the context length the PR's long-context feature runs with
         if found.old is None:
             if new.line in _new_calls(hunk):
                 return None  # an argument of a call the PR adds whole

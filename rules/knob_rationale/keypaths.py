@@ -3,9 +3,10 @@
 A restructured map of benchmark cases (`acc:` renamed `acc_aime2025:`, `perf_1:`
 replaced by `acc_GPQA:`) lines up one case's `threshold` with another's in the diff;
 "threshold 0.97 → 5" is then no change anyone made. A pair is kept only when both
-values sit at the same key path, list items told apart by their name (`- name: …`);
-a head value whose old counterpart was in another entry is dropped rather than
-reported with a wrong old value (or as new, when the entry was only restructured).
+values sit at the same key path, list items told apart by their name (`- name: …`,
+or a `name:` after a merge key); a head value whose old counterpart was in another
+entry is dropped rather than reported with a wrong old value (or as new, when the
+entry was only restructured).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Sequence
 from bot.core.snapshot import ChangedFile, Hunk
 from rules.analysis.knobs import Change
 from rules.analysis.memo import memoized
-from rules.analysis.yamlscan import ITEM, YamlLine, is_yaml, scan
+from rules.analysis.yamlscan import ITEM, YamlLine, is_yaml, scan, view
 
 # Keys whose value names a list item (a test case, a model, a job).
 _NAME_KEYS = frozenset({"name", "model", "model_name", "id", "key", "label", "case", "task",
@@ -60,32 +61,45 @@ def split_across_entries(changed: ChangedFile, hunk: Hunk,
 
 def _within_one_run(hunk: Hunk, changes: Sequence[Change]) -> bool:
     """Every pair's two lines sit in one run of changed lines, at one indentation, and
-    no changed line of that run opens a list item or a block: their entry is the same
-    on both sides, so the (costly) scan of the hunk's sides can be skipped."""
-    run, opens = 0, [False]
-    olds: dict[int, tuple[int, str]] = {}
-    news: dict[int, tuple[int, str]] = {}
-    for line in hunk.lines:
+    no changed line above either of them on its side, at its indentation or less,
+    opens a list item or a block or renames an item: their entry is the same on both
+    sides (a path depends only on the lines above it), so the (costly) scan of the
+    hunk's sides can be skipped."""
+    run = 0
+    openers: list[tuple[bool, int, int]] = []  # (base side, position, indentation)
+    olds: dict[int, tuple[int, int, int]] = {}  # line → (run, indentation, position)
+    news: dict[int, tuple[int, int, int]] = {}
+    for k, line in enumerate(hunk.lines):
         if line.old_no is not None and line.new_no is not None:  # context ends a run
             run += 1
-            opens.append(False)
             continue
         text = line.text
         stripped = text.strip()
-        if stripped.startswith("-") or stripped.endswith(":"):
-            opens[run] = True
-        indent = text[:len(text) - len(text.lstrip())]
-        if line.old_no is not None:
-            olds[line.old_no] = (run, indent)
-        elif line.new_no is not None:
-            news[line.new_no] = (run, indent)
+        indent = len(text) - len(text.lstrip())
+        old_no, new_no = line.old_no, line.new_no
+        if stripped.startswith("-") or stripped.endswith(":") or _renames(stripped):
+            openers.append((old_no is not None, k, indent))
+        if old_no is not None:
+            olds[old_no] = (run, indent, k)
+        elif new_no is not None:
+            news[new_no] = (run, indent, k)
     for change in changes:
         if change.old is None or change.new is None:
             continue
         old, new = olds.get(change.old.line), news.get(change.new.line)
-        if old is None or new is None or old != new or opens[old[0]]:
+        if old is None or new is None or old[:2] != new[:2]:
+            return False
+        indent = old[1]
+        if any(depth <= indent and k < (old[2] if base else new[2])
+               for base, k, depth in openers):
             return False
     return True
+
+
+def _renames(stripped: str) -> bool:
+    """Whether a changed line sets a key that names a list item (`name: …`)."""
+    key = stripped.removeprefix("-").lstrip().split(":", 1)[0].strip().strip("\"'")
+    return ":" in stripped and key.lower() in _NAME_KEYS
 
 
 def _differ(a: _Path | None, b: _Path | None) -> bool:
@@ -104,19 +118,23 @@ def _paths(changed: ChangedFile, hunk: Hunk, head: bool) -> dict[int, _Path]:
 
 @memoized
 def _scanned_side(changed: ChangedFile, head: bool) -> dict[int, _Path] | None:
-    lines = changed.head_lines if head else changed.base_lines
+    if head:
+        if changed.head_lines is None:
+            return None
+        return _named(list(view(changed)))  # the head's scan, shared by every rule
+    lines = changed.base_lines
     if lines is None:
         return None
     return _named(scan(enumerate(lines, start=1), full=True))
 
 
 def _named(lines: list[YamlLine]) -> dict[int, _Path]:
-    by_number = {line.number: line for line in lines}
+    names = _item_names(lines)
     out: dict[int, _Path] = {}
     for line in lines:
         path = line.path
         if ITEM in path:
-            path = tuple(_item_name(by_number.get(anchor)) if part == ITEM else part
+            path = tuple(names.get(anchor, ITEM) if part == ITEM else part
                          for part, anchor in zip(path, _padded(line), strict=False))
         out[line.number] = path
     return out
@@ -127,9 +145,22 @@ def _padded(line: YamlLine) -> tuple[int, ...]:
     return anchors + (0,) * (len(line.path) - len(anchors))
 
 
-def _item_name(opener: YamlLine | None) -> str:
-    """A list item by the name its first key gives it (`- name: perf_1`), else `[]`."""
-    if opener is None or opener.key is None or opener.key.lower() not in _NAME_KEYS:
-        return ITEM
-    return f"{ITEM}{opener.key}={opener.value.strip().strip(chr(34) + chr(39))}"
+def _item_names(lines: list[YamlLine]) -> dict[int, str]:
+    """List items (by the line that opens them) named by their first name key: the
+    opener's own (`- name: perf_1`) or, after a merge key or other keys (`- <<: *base`
+    then `name: …`), the first naming key directly in the item."""
+    names: dict[int, str] = {}
+    for line in lines:
+        key = line.key
+        if key is None or key.lower() not in _NAME_KEYS:
+            continue
+        if line.item:
+            opener = line.number
+        elif line.path and line.path[-1] == ITEM and len(line.anchors) == len(line.path):
+            opener = line.anchors[-1]
+        else:
+            continue
+        if opener and opener not in names:
+            names[opener] = f"{ITEM}{key}={line.value.strip().strip(chr(34) + chr(39))}"
+    return names
 

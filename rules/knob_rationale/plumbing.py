@@ -88,3 +88,24 @@ def forwarded_only(changed: ChangedFile, change: Change) -> bool:
         head = "\n".join(changed.patch_head_lines.values())
     default = _default_of(var.group(1), head)
     return default is not None and same_value(default, old.value)
+
+
+def with_known_old(changed: ChangedFile, change: Change) -> Change | None:
+    """The change with an old value that was only a variable reference (`$MAX_LEN`,
+    `${{ vars.TIMEOUT }}`) replaced by the default the base file gives it; None when
+    that default is unknown (a repository variable, an input) or equals the new value.
+
+    "`${{ vars.X }}` → 300" tells a reviewer nothing: what ran before lives elsewhere.
+    """
+    old, new = change.old, change.new
+    if old is None or new is None or not bare_reference(old.value):
+        return change
+    var = _VAR_RE.search(_unquoted(old.value))
+    base = changed.base_text
+    if base is None:
+        base = "\n".join(line.text for hunk in changed.hunks for line in hunk.lines
+                         if line.old_no is not None)
+    default = _default_of(var.group(1), base) if var is not None else None
+    if default is None or same_value(default, new.value):
+        return None
+    return Change(old._replace(value=default, literal=True), new)

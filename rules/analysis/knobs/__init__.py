@@ -12,7 +12,13 @@ from rules.analysis.knobs.categories import (
 from rules.analysis.knobs.changes import Change, hunk_changes, new_unit_lines
 from rules.analysis.knobs.looseness import loosening
 from rules.analysis.knobs.names import KnobFilter, knob_filter, normalize
-from rules.analysis.knobs.rationale import Description, adjacent_comment, value_lines
+from rules.analysis.knobs.rationale import (
+    RETUNE_REASONS,
+    Description,
+    adjacent_comment,
+    unwrapped,
+    value_lines,
+)
 from rules.analysis.knobs.retunes import (
     MovedSettings,
     new_configuration,
@@ -23,10 +29,10 @@ from rules.analysis.knobs.settings import Setting, extract, holds_yaml_keys
 from rules.analysis.knobs.values import number
 
 __all__ = [
-    "CATEGORY_OPTIONS", "SHARD_SIZE_KEYS", "Categories", "Change", "Description",
+    "CATEGORY_OPTIONS", "RETUNE_REASONS", "SHARD_SIZE_KEYS", "Categories", "Change", "Description",
     "KnobFilter", "MovedSettings", "Setting", "adjacent_comment", "configured_categories",
     "extract", "holds_yaml_keys",
     "hunk_changes", "knob_filter", "loosening", "loosening_reported", "new_configuration",
     "new_unit_lines", "normalize", "number", "scaffolding", "shared_filter",
-    "split_across_owners", "value_lines",
+    "split_across_owners", "unwrapped", "value_lines",
 ]
