@@ -115,6 +115,10 @@ class Store(Protocol):
     def release(self, delivery_id: str, retry_at: float, note: str | None = None) -> None:
         """Back to pending at `retry_at` without counting the claim as an attempt."""
 
+    def offload_checkpoints(self) -> None:
+        """Keep log maintenance (SQLite's WAL checkpoints) out of the commits: intake
+        commits on the event loop (bot/app/web.py)."""
+
     def listen(self, wake: Callable[[], None]) -> None:
         """Call `wake` (from any thread) when another process queues a delivery."""
 

@@ -10,7 +10,9 @@ worker renews its leases while a handler runs. A row left `running` by a replica
 that died is claimable again once its lease has run out, so its work is retried by
 another replica (and the claim counts towards `max_attempts`, as a crash should).
 Status changes after a claim are fenced by the owner: a replica whose lease was
-taken over cannot complete or fail a delivery it no longer holds.
+taken over cannot complete or fail a delivery it no longer holds, nor one another
+replica finished or handed back since. `renew` extends only leases that have not run
+out, so a replica stalled past its lease never revives it (bot/app/claims.py).
 """
 
 from __future__ import annotations
@@ -225,6 +227,10 @@ class SqlStore(InboxTables, PullRequestTables, CommandTables, JournalTables, Rea
             (before,),
         )
         return cursor.rowcount
+
+    def offload_checkpoints(self) -> None:
+        """For a store whose commits also maintain the log (SQLite's WAL checkpoints):
+        do that elsewhere, off the caller's thread. Nothing to do for a server."""
 
     def listen(self, wake: Callable[[], None]) -> None:
         """Call `wake` (from any thread) when another process queues a delivery.
