@@ -21,3 +21,9 @@ class RetryableError(Exception):
 
 class PermanentError(Exception):
     """A failure that another attempt cannot fix: dead-letter the delivery now."""
+
+
+class LeaseLost(Exception):
+    """This replica no longer holds the delivery it works on (its lease ran out before
+    it was renewed: the process was stalled, or another replica took the delivery over).
+    Nothing more may be published for it; the worker hands it on, counted as an attempt."""

@@ -15,6 +15,7 @@ import aiohttp
 from gidgethub.aiohttp import GitHubAPI
 
 from bot.advisor.runtime import Advisor
+from bot.app.claims import GuardedDriver
 from bot.app.metrics import Metrics, metrics_hook
 from bot.app.settings import Settings
 from bot.evidence.duplicates import FilesCache
@@ -49,7 +50,7 @@ class AppContext:
     async def driver(self, installation_id: int) -> AsyncDriver:
         token_api = GitHubAPI(self.session, "ci-stability-bot", base_url=self.settings.api_url)
         token = await self.auth.installation_token(token_api, installation_id)
-        return AsyncDriver(
+        return GuardedDriver(
             self.session, token, base_url=self.settings.api_url,
             cache=self.caches.setdefault(installation_id, BoundedCache()),
             on_call=metrics_hook(self.metrics), write_spacing=self.write_spacing,

@@ -15,11 +15,13 @@ not handled, when a later push of that PR is queued: the newest head wins.
 
 Several replicas (a shared PostgreSQL store): claims are leased and renewed every third of the
 lease while the handler runs; a replica that dies stops renewing and another takes the delivery
-over when the lease runs out. Only a store no one else works (`store.shared` false: SQLite, one
-`serve` per file) takes back, at start, what was left running. Deliveries about one pull request
-run one at a time across all replicas (a PR lease, renewed with the delivery's): one that finds its
-PR busy is handed back, uncounted, until that lease runs out; the one that frees the PR wakes the
-oldest waiter (a waiting push is then usually superseded by the newer one, which it wakes).
+over when the lease runs out. One that was only stalled past its lease gives the delivery up,
+cancels its handler and publishes nothing more for it (bot/app/claims.py). Only a store no one else
+works (`store.shared` false: SQLite, one `serve` per file) takes back, at start, what was left
+running. Deliveries about one pull request run one at a time across all replicas (a PR lease,
+renewed with the delivery's): one that finds its PR busy is handed back, uncounted, until that
+lease runs out; the one that frees the PR wakes the oldest waiter (a waiting push is then usually
+superseded by the newer one, which it wakes).
 
 Drain (SIGTERM): `stop()` stops claiming, lets running handlers finish for a while, then hands back
 what is left (uncounted), so a rolling restart costs no attempt.
@@ -30,15 +32,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import random
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from bot.app.backoff import Backoff, exponential_backoff
+from bot.app.claims import Claim, Leases
 from bot.app.jsonlog import log_context
 from bot.app.metrics import Metrics
 from bot.app.payload_shape import parsed_payload
-from bot.errors import PermanentError, RetryableError
+from bot.errors import LeaseLost, PermanentError, RetryableError
 from bot.store import Delivery, Store
 from bot.store.delivery_fields import DeliveryFields, delivery_fields
 from bot.store.pr_tables import pr_waiting_note
@@ -47,25 +50,12 @@ log = logging.getLogger("bot.queue")
 
 # The queue parses the payload once and hands it over with the delivery.
 Handler = Callable[[Delivery, dict[str, Any]], Awaitable[None]]
-Backoff = Callable[[int], float]
 
 RETENTION_SECONDS = 7 * 24 * 3600  # longer than GitHub's 3-day redelivery window
 PRUNE_EVERY_SECONDS = 3600
 # Events whose handlers review (or change what a review shows on) one pull request.
 PER_PR_EVENTS = frozenset({"pull_request", "check_run", "check_suite", "issue_comment"})
 PR_BUSY_RETRY_SECONDS = 1.0  # the least a delivery whose PR is busy waits
-
-
-def exponential_backoff(base: float = 2.0, cap: float = 600.0,
-                        rng: Callable[[], float] = random.random) -> Backoff:
-    """Delay before retry number `attempt` (1-based): base·2^(attempt-1), capped, with
-    "equal jitter" (half fixed, half random) so retries of one outage spread out."""
-
-    def delay(attempt: int) -> float:
-        ceiling = min(cap, base * 2.0 ** max(0, attempt - 1))
-        return ceiling / 2 + rng() * ceiling / 2
-
-    return delay
 
 
 class Worker:
@@ -98,7 +88,7 @@ class Worker:
         self._tasks: list[asyncio.Task[None]] = []
         self._heartbeat: asyncio.Task[None] | None = None
         self._last_prune = 0.0
-        self._held: set[str] = set()  # deliveries this process is running
+        self.leases = Leases(store, clock)  # deliveries this process is running
         self.last_beat = time.monotonic()  # liveness: the loop keeps renewing
 
     @property
@@ -149,24 +139,20 @@ class Worker:
         while True:
             await asyncio.sleep(interval)
             self.last_beat = time.monotonic()
-            if not self._held:
+            if not self.leases:
                 continue
             try:
-                held = self.store.renew(sorted(self._held), self.clock())
+                self.leases.renew()  # gives up (and cancels) what it could not keep
             except Exception:
                 log.exception("could not renew leases")  # retried at the next beat
-                continue
-            if held < len(self._held):
-                log.warning("lost the lease of a running delivery (this replica was paused "
-                            "longer than the lease)", extra={"held": held,
-                                                             "running": len(self._held)})
 
     async def run_once(self) -> bool:
         """Claim and process one runnable delivery; False when none is due."""
-        delivery = self.store.claim(self.clock())
+        now = self.clock()
+        delivery = self.store.claim(now)
         if delivery is None:
             return False
-        await self._process(delivery)
+        await self._process(delivery, now)
         return True
 
     async def _run(self) -> None:
@@ -190,7 +176,7 @@ class Worker:
                 await asyncio.wait_for(self._wake.wait(), timeout)
         self._wake.clear()
 
-    async def _process(self, d: Delivery) -> None:
+    async def _process(self, d: Delivery, claimed_at: float) -> None:
         payload, problem = parsed_payload(d)
         fields = delivery_fields(payload)
         with log_context(delivery_id=d.id, event=d.event, action=d.action,
@@ -220,11 +206,11 @@ class Worker:
             if pr is not None and not self.store.lease_pr(*pr, d.id, self.clock()):
                 self._wait_for(d, pr)
                 return
-            self._held.add(d.id)
+            claim = self.leases.hold(d.id, claimed_at, pr is not None)
             try:
-                await self._handle(d, payload)
+                await self._handle(d, payload, claim)
             finally:
-                self._held.discard(d.id)
+                self.leases.drop(claim)
                 if pr is not None:  # the next in line (oldest first) need not wait out the lease
                     self.store.release_pr(*pr, d.id)
                     self.store.wake_pr_waiter(*pr, self.clock())
@@ -241,20 +227,26 @@ class Worker:
         self._count(d, "deferred")
         log.info("pull request busy; handed back until it is free")
 
-    async def _handle(self, d: Delivery, payload: dict[str, Any]) -> None:
+    async def _handle(self, d: Delivery, payload: dict[str, Any], claim: Claim) -> None:
         started = time.monotonic()
         try:
-            await asyncio.wait_for(self.handler(d, payload), self.handler_timeout)
+            await asyncio.wait_for(self.leases.start(claim, self.handler(d, payload)),
+                                   self.handler_timeout)
+        except LeaseLost as exc:
+            self._lost(d, str(exc))
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if not claim.lost or (current is not None and current.cancelling()):
+                # Drain: hand the delivery back, uncounted, for this or another replica.
+                self.store.release(d.id, self.clock(), "interrupted by shutdown")
+                raise
+            self._lost(d, "its lease ran out while the handler ran")
         except PermanentError as exc:
             self._dead(d, f"permanent error: {exc}")
         except RetryableError as exc:
             self._retry(d, f"retryable error: {exc}", exc.retry_after)
         except TimeoutError:
             self._retry(d, f"handler timed out after {self.handler_timeout:g}s", None)
-        except asyncio.CancelledError:
-            # Drain: hand the delivery back, uncounted, for this or another replica.
-            self.store.release(d.id, self.clock(), "interrupted by shutdown")
-            raise
         except Exception as exc:
             log.exception("handler failed")
             self._retry(d, f"{type(exc).__name__}: {exc}", None)
@@ -273,6 +265,11 @@ class Worker:
         self._count(d, "retry")
         log.warning("delivery failed; will retry", extra={"error": error,
                                                           "retry_in_s": round(delay, 3)})
+
+    def _lost(self, d: Delivery, why: str) -> None:
+        # Counted, as a crash is; fenced: if another replica holds it now, left to it.
+        log.warning("delivery given up: lease lost", extra={"error": why})
+        self._retry(d, f"lease lost: {why}", 0.0)
 
     def _dead(self, d: Delivery, error: str) -> None:
         self.store.fail(d.id, error, None)

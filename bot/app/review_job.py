@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from bot.app.advisor import AdvisingDriver, advice_step, chain, repo_config
+from bot.app.claims import ensure_held, held_delivery
 from bot.app.context import AppContext
 from bot.app.evidence_hooks import duplicates_for, evidence_for
 from bot.core.config import ConfigError
@@ -44,11 +45,12 @@ async def review_pull(
     decorate, digest = evidence_for(ctx, full_name)
 
     def checkpoint(state: dict[str, Any]) -> None:
+        ensure_held()  # a replica whose lease ran out must not overwrite the new holder's
         ctx.store.put_pr_state(full_name, number, state)
 
     # Every write's intent and result, in the store: a worker on any replica that
     # takes this PR over after a crash knows which of them landed.
-    journal = StoreJournal(ctx.store, full_name, number)
+    journal = StoreJournal(ctx.store, full_name, number, held_by=held_delivery())
     delivery = ctx.store.get_delivery(delivery_id) if delivery_id else None
 
     def superseded() -> bool:
@@ -85,6 +87,7 @@ async def review_pull(
         await _record_crash(ctx, installation, owner, repo, number, exc)
         raise PermanentError(f"review of {full_name}#{number} failed: {exc}") from exc
     if outcome.state is not None:
+        ensure_held()
         ctx.store.put_pr_state(full_name, number, outcome.state)
         ctx.store.journal_clear(full_name, number)  # the state now says what landed
     if not outcome.skipped:

@@ -96,6 +96,7 @@ def build_web_app(
     if not secret:
         raise ValueError("a webhook secret is required: unsigned deliveries are never accepted")
     metrics.watch_store(store)
+    store.offload_checkpoints()  # intake's commits run on the loop: no fsync in them
     group_commit = committer or GroupCommitter(store)
     intake = _Intake(secret, group_commit, worker, metrics, accepts, debounce, clock,
                      max_body_bytes)

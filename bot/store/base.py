@@ -9,7 +9,7 @@ small transaction each); see `bot/store/__init__.py` for how they meet asyncio.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, Protocol
 
@@ -106,12 +106,18 @@ class Store(Protocol):
         `now` + the lease: pending with not_before <= now, or running with an expired
         lease (its replica died)."""
 
-    def renew(self, delivery_ids: Sequence[str], now: float) -> int:
-        """Extend this process's leases (deliveries and the PRs they hold) from `now`;
-        returns how many deliveries it still holds."""
+    def renew(self, delivery_ids: Sequence[str], now: float,
+              with_pr: Collection[str] = ()) -> set[str]:
+        """Extend from `now` this process's leases that have not run out by `now`
+        (deliveries and, for the ids in `with_pr`, the PRs they hold); returns the ids
+        still held (a delivery in `with_pr` whose PR lease ran out is not)."""
 
     def release(self, delivery_id: str, retry_at: float, note: str | None = None) -> None:
         """Back to pending at `retry_at` without counting the claim as an attempt."""
+
+    def offload_checkpoints(self) -> None:
+        """Keep log maintenance (SQLite's WAL checkpoints) out of the commits: intake
+        commits on the event loop (bot/app/web.py)."""
 
     def listen(self, wake: Callable[[], None]) -> None:
         """Call `wake` (from any thread) when another process queues a delivery."""
@@ -160,8 +166,10 @@ class Store(Protocol):
     # --- the publication journal (bot/store/journal.py) -------------------------
     def journal_entries(self, repo: str, number: int) -> dict[str, Entry]: ...
 
-    def journal_intend(self, repo: str, number: int, step: str,
-                       intent: dict[str, Any]) -> None: ...
+    def journal_intend(self, repo: str, number: int, step: str, intent: dict[str, Any],
+                       held_by: str | None = None) -> None:
+        """Record the intent; with `held_by`, only while this process's lease on that
+        delivery is valid (else `LeaseLost`, nothing recorded, nothing to send)."""
 
     def journal_record(self, repo: str, number: int, step: str,
                        result: dict[str, Any]) -> None: ...

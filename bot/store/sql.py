@@ -10,7 +10,9 @@ worker renews its leases while a handler runs. A row left `running` by a replica
 that died is claimable again once its lease has run out, so its work is retried by
 another replica (and the claim counts towards `max_attempts`, as a crash should).
 Status changes after a claim are fenced by the owner: a replica whose lease was
-taken over cannot complete or fail a delivery it no longer holds.
+taken over cannot complete or fail a delivery it no longer holds, nor one another
+replica finished or handed back since. `renew` extends only leases that have not run
+out, so a replica stalled past its lease never revives it (bot/app/claims.py).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Any, cast
 
 from bot.store.base import (
@@ -51,7 +53,9 @@ _RUNNABLE = (
 )
 # Leaving `running` clears the lease, so the row is free for whoever claims it next.
 _UNLEASE = "lease_owner = NULL, lease_until = NULL"
-_MINE = "id = ? AND (lease_owner IS NULL OR lease_owner = ?)"
+# A row this replica's claim holds, or one never claimed (`replay` handles it directly):
+# never one that another replica finished or handed back after this one's lease ran out.
+_MINE = "id = ? AND (lease_owner = ? OR (lease_owner IS NULL AND attempts = 0))"
 
 
 def replica_id() -> str:
@@ -115,22 +119,31 @@ class SqlStore(InboxTables, PullRequestTables, CommandTables, JournalTables, Rea
         ).fetchone()
         return None if row is None else delivery_from_row(row)
 
-    def renew(self, delivery_ids: Sequence[str], now: float) -> int:
-        """Extend this process's leases on these deliveries and on the PRs they hold;
-        returns how many deliveries are still held."""
+    def renew(self, delivery_ids: Sequence[str], now: float,
+              with_pr: Collection[str] = ()) -> set[str]:
+        """Extend, to `now` + the lease, this process's leases that are still valid at
+        `now` (a lease that ran out may already be another replica's: never revived);
+        returns the ids still held. An id in `with_pr` holds a PR lease too (renewed
+        with it) and counts as held only if that one was still valid as well."""
         if not delivery_ids:
-            return 0
+            return set()
         until = now + self.lease_seconds
         marks = ", ".join("?" for _ in delivery_ids)
         with self.db.transaction() as db:
-            held = db.execute(
+            held = {str(row[0]) for row in db.execute(
                 f"UPDATE deliveries SET lease_until = ? WHERE status = 'running'"
-                f" AND lease_owner = ? AND id IN ({marks})",
-                (until, self.owner, *delivery_ids),
-            ).rowcount
-            db.execute(f"UPDATE pr_leases SET until = ? WHERE holder IN ({marks})",
-                       (until, *(self._holder(i) for i in delivery_ids)))
-        return held
+                f" AND lease_owner = ? AND lease_until > ? AND id IN ({marks}) RETURNING id",
+                (until, self.owner, now, *delivery_ids),
+            ).fetchall()}
+            holders = [self._holder(i) for i in sorted(held)]
+            prs: set[str] = set()
+            if holders:
+                prs = {str(row[0]) for row in db.execute(
+                    "UPDATE pr_leases SET until = ? WHERE until > ? AND holder IN"
+                    f" ({', '.join('?' for _ in holders)}) RETURNING holder",
+                    (until, now, *holders),
+                ).fetchall()}
+        return {i for i in held if i not in with_pr or self._holder(i) in prs}
 
     def complete(self, delivery_id: str) -> None:
         self._finish(delivery_id, "done")
@@ -214,6 +227,10 @@ class SqlStore(InboxTables, PullRequestTables, CommandTables, JournalTables, Rea
             (before,),
         )
         return cursor.rowcount
+
+    def offload_checkpoints(self) -> None:
+        """For a store whose commits also maintain the log (SQLite's WAL checkpoints):
+        do that elsewhere, off the caller's thread. Nothing to do for a server."""
 
     def listen(self, wake: Callable[[], None]) -> None:
         """Call `wake` (from any thread) when another process queues a delivery.

@@ -15,7 +15,9 @@ cost of one fsync per transaction (group commit amortises it on intake).
 
 from __future__ import annotations
 
+import logging
 import sqlite3
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,8 +28,11 @@ from bot.store.db import Db
 from bot.store.migrations import apply_migrations
 from bot.store.sql import DEFAULT_LEASE_SECONDS, SqlStore
 
+log = logging.getLogger("bot.store")
+
 Synchronous = Literal["NORMAL", "FULL"]
 BUSY_TIMEOUT_MS = 10_000
+CHECKPOINT_SECONDS = 0.5
 
 
 def connect(path: str | Path, synchronous: Synchronous = "NORMAL",
@@ -64,6 +69,44 @@ class SqliteStore(SqlStore):
         except sqlite3.Error as exc:
             raise StoreError(f"cannot open the database {self.path!r}: {exc}") from None
         super().__init__(Db("sqlite", conn), lease_seconds)
+        self._checkpoints: tuple[threading.Event, threading.Thread] | None = None
+
+    def offload_checkpoints(self, interval: float = CHECKPOINT_SECONDS) -> None:
+        """Copy the WAL into the database file on a thread and connection of their own,
+        instead of in the commit that fills the WAL past 1,000 pages: that commit was
+        intake's, on the event loop, and a checkpoint fsyncs the WAL and the file
+        (~120 against ~185 µs of wall time a row in 32-row inbox batches of the 28 kB
+        payload, same CPU). PASSIVE: never waits for a writer, so under a sustained
+        burst the WAL grows until a checkpoint finds no commit running after it; the
+        next write then starts it over. Durability is unchanged: a commit is in the WAL."""
+        if self._checkpoints is not None:
+            return
+        self.db.execute("PRAGMA wal_autocheckpoint = 0")
+        stop = threading.Event()
+        thread = threading.Thread(target=self._checkpoint_loop, args=(stop, interval),
+                                  name="sqlite-checkpoints", daemon=True)
+        self._checkpoints = (stop, thread)
+        thread.start()
+
+    def _checkpoint_loop(self, stop: threading.Event, interval: float) -> None:
+        conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False,
+                               timeout=BUSY_TIMEOUT_MS / 1000)
+        try:
+            while not stop.wait(interval):
+                try:
+                    conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+                except sqlite3.Error as exc:  # retried at the next beat
+                    log.warning("WAL checkpoint failed: %s", exc)
+        finally:
+            conn.close()
+
+    def close(self) -> None:
+        if self._checkpoints is not None:
+            stop, thread = self._checkpoints
+            stop.set()
+            thread.join()
+            self._checkpoints = None
+        super().close()
 
     # --- access for modules that add their own tables (see migrations.py) -------
     @contextmanager

@@ -372,12 +372,12 @@ def test_renewing_keeps_a_claim_and_its_pr_lease(open_db: OpenDb) -> None:
     assert mine.claim(now=1000.0) is not None
     assert mine.lease_pr("o/r", 7, "d1", now=1000.0)
     late = 1000.0 + mine.lease_seconds - 1
-    assert mine.renew(["d1"], now=late) == 1
+    assert mine.renew(["d1"], now=late, with_pr={"d1"}) == {"d1"}
     expired = 1000.0 + mine.lease_seconds + 1
     taken = other.claim(now=expired)
     assert taken is not None and taken.id == "d2"  # d1 was renewed, so d2 is next
     assert other.lease_pr("o/r", 7, "d2", now=expired) is False  # renewed with d1
-    assert other.renew(["d1"], now=expired) == 0  # not other's to renew
+    assert other.renew(["d1"], now=expired) == set()  # not other's to renew
     mine.release_pr("o/r", 7, "d1")
     assert other.lease_pr("o/r", 7, "d2", now=expired) is True
     for s in (mine, other):
