@@ -20,3 +20,12 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SqlStore]:
         s = connect(tmp_path / "bot.db")
     yield s
     s.close()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The database `serve` processes are pointed at: a SQLite file, then the session's
+    real PostgreSQL (for tests that start real processes on one database)."""
+    if request.param == "sqlite":
+        return str(tmp_path / "app.db")
+    return str(request.getfixturevalue("pg_url"))

@@ -79,13 +79,6 @@ def test_two_replicas_on_postgres_one_killed_mid_review_the_other_finishes_once(
 JOBS = 60  # 60 findings: annotations in two batches (50 + 10)
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return str(tmp_path / "app.db")
-    return str(request.getfixturevalue("pg_url"))
-
-
 @pytest.mark.parametrize("point", list(KILL_POINTS))
 def test_kill_9_at_each_publication_write_then_restart_publishes_each_thing_once(
     tmp_path: Path, db: str, point: str,

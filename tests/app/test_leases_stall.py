@@ -12,8 +12,6 @@ import os
 import signal
 from pathlib import Path
 
-import pytest
-
 from tests.app.e2e_kit import pr_payload
 from tests.app.race_kit import doubled, lost, settled
 from tests.app.serve_kit import holder_pid, poll, post, serve
@@ -22,13 +20,6 @@ from tests.github.kit import new_fake, push, workflow
 
 WF = ".github/workflows/ci.yml"
 ENV = {"CI_STABILITY_LEASE_SECONDS": "1", "CI_STABILITY_MAX_ATTEMPTS": "20"}
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return str(tmp_path / "app.db")
-    return str(request.getfixturevalue("pg_url"))
 
 
 # What a worker logs as it lets a delivery go (bot/app/queue.py), whatever the outcome.

@@ -8,8 +8,6 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
-
 from tests.app.e2e_kit import comment_payload, pr_payload
 from tests.app.race_kit import dead_letters, doubled, lost, settled, summaries
 from tests.app.serve_kit import poll, post, serve
@@ -19,13 +17,6 @@ from tests.github.kit import REPO, new_fake, push, workflow
 WF = ".github/workflows/ci.yml"
 # The defaults serve_kit turns off for speed: here they stay as shipped.
 DEFAULTS = {"CI_STABILITY_DEBOUNCE_SECONDS": "5", "CI_STABILITY_WRITE_SPACING": "1"}
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return str(tmp_path / "app.db")
-    return str(request.getfixturevalue("pg_url"))
 
 
 def _seed(fake: FakeGitHub) -> str:
