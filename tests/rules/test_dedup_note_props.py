@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from bot.core.config import Config
 from bot.core.engine import classify_snapshot
+from rules.analysis.prtext import dedup_evidence
 from rules.base import RuleContext
 from rules.dedup_note import DedupNote
 from tests.conftest import make_snapshot
@@ -39,3 +40,14 @@ def test_huge_description_is_fast() -> None:
     files = [{"path": "tests/evals/gsm8k/configs/A.yaml", "base": "a: 1\n", "head": "a: 2\n"}]
     snapshot = classify_snapshot(make_snapshot(files, "[CI] Fix flaky eval", body), Config())
     assert len(list(RULE.check(RuleContext(snapshot, Config(), RULE.id, {})))) == 1
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from(("moe refactor", "the API change", "upstream rework")),
+       st.integers(min_value=1000, max_value=99999))
+def test_the_change_that_broke_it_is_not_a_duplicate_check(change: str, number: int) -> None:
+    url = f"https://github.com/vllm-project/vllm/pull/{number}"
+    root_cause = f"After {change} in {url}, parameter use_marlin was replaced by fp8_backend."
+    assert dedup_evidence(root_cause, Config().dedup_heading) is None
+    verdict = f"#{number} — a different workspace, not a duplicate."
+    assert dedup_evidence(verdict, Config().dedup_heading) is not None

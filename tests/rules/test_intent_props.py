@@ -174,3 +174,97 @@ def test_a_fixed_job_that_takes_too_long_is_a_fix_when_the_diff_is_ci(name: str,
     assert ci_fix_phrase(title, "", ci_diff=True) is not None, title
     assert ci_fix_phrase(title, "", ci_diff=False) is None, title
     assert ci_fix_phrase(f"Increase the {name} timeout from 6h to 12h", "", ci_diff=True) is None
+
+
+@settings(max_examples=100, deadline=None)
+@given(subject)
+def test_a_compound_failure_word_names_a_failure(name: str) -> None:
+    body = f"A reusable-workflow caller token cannot be narrower than the {name} permissions."
+    assert ci_fix_phrase(f"fix(ci): fix {name} reusable-workflow startup_failures", body)
+    assert ci_fix_phrase(f"fix(ci): fix {name} reusable-workflow nesting", body) is None
+
+
+@settings(max_examples=100, deadline=None)
+@given(subject, st.sampled_from(("[CI] Make test_{s} UT stable",
+                                 "Make the {s} e2e test more stable",
+                                 "[CI] make {s} nightly tests stable")))
+def test_making_a_test_stable_is_a_fix(name: str, template: str) -> None:
+    assert ci_fix_phrase(template.format(s=name), "") is not None
+    assert ci_fix_phrase(f"Make the {name} API stable", "") is None
+
+
+@settings(max_examples=100, deadline=None)
+@given(subject, st.sampled_from(("resolve no space", "fix No space left on device",
+                                 "fix disk full")))
+def test_a_full_runner_disk_is_a_job_failure_when_the_diff_is_ci(name: str, remedy: str) -> None:
+    title = f"[{name}-accuracy] Change model path to {remedy}"
+    assert ci_fix_phrase(title, "", ci_diff=True) is not None, title
+    assert ci_fix_phrase(title, "", ci_diff=False) is None, title
+
+
+@settings(max_examples=100, deadline=None)
+@given(subject, st.sampled_from(("Scorecard publish break", "CodeQL upload failure",
+                                 "nightly cron job failing")))
+def test_a_fixed_break_of_a_scanner_or_schedule_job_is_a_fix(name: str, broken: str) -> None:
+    assert ci_fix_phrase(f"[CI] Fix {name} {broken}", "") is not None
+    # In a report or a log the failure is what they show, not what broke.
+    assert ci_fix_phrase(f"[CI] Fix the {name} failure summary report", "") is None
+    assert ci_fix_phrase(f"[CI] Fix {name} failure log truncation", "") is None
+
+
+@settings(max_examples=100, deadline=None)
+@given(subject, st.sampled_from(("CI gate improvements", "nightly workflow enhancements")))
+def test_a_fix_type_naming_improvements_is_not_a_fix(name: str, improved: str) -> None:
+    assert ci_fix_phrase(f"fix(ci): {name} {improved}", "Closes #1118") is None
+    assert ci_fix_phrase(f"fix(ci): fix {name} CI gate failure", "") is not None
+
+
+@settings(max_examples=100, deadline=None)
+@given(subject, st.sampled_from(("fail when run individually", "fail when run alone",
+                                 "break when executed in isolation")))
+def test_tests_failing_only_when_run_alone_are_not_a_ci_failure(name: str, how: str) -> None:
+    title = f"Fix for individual {name} unit tests"
+    body = f"Without this change the {name} test cases {how}; they pass in the whole suite."
+    assert ci_fix_phrase(title, body) is None
+    assert ci_fix_phrase(title, f"The {name} unit tests fail in the nightly CI.") is not None
+
+
+@settings(max_examples=100, deadline=None)
+@given(subject)
+def test_a_fix_retuning_a_knob_for_a_described_flake_is_a_fix(name: str) -> None:
+    flake = f"The {name} CI test intermittently fails because the accuracy fluctuates."
+    assert ci_fix_phrase(f"fix: lower {name} accuracy threshold to 0.60", flake) is not None
+    assert ci_fix_phrase(f"fix: lower {name} accuracy threshold to 0.60", "") is None
+    # Without the fix type it retunes a limit, to prevent what might happen.
+    preventive = f"This prevents stuck or runaway {name} jobs in CI."
+    assert ci_fix_phrase(f"Increase {name} timeout from 6h to 12h", preventive) is None
+
+
+@settings(max_examples=100, deadline=None)
+@given(subject)
+def test_a_bare_ci_tag_with_only_a_validation_run_is_not_a_fix(name: str) -> None:
+    title = f"[CI] {name} ep aime2025"
+    tested = ("Add an aime2025 benchmark test.\n\n# How was this patch tested?\n\n"
+              "have tested in https://github.com/o/r/actions/runs/24224275741/job/70722125476")
+    assert ci_fix_phrase(title, tested) is None
+    assert ci_fix_phrase(title, f"The {name} nightly test fails with OOM.") is not None
+
+
+@settings(max_examples=100, deadline=None)
+@given(subject)
+def test_a_claimed_fix_describing_an_intermittent_failure_is_not_other_work(name: str) -> None:
+    title = f"Fix CI container name collision for {name} matrix jobs"
+    lead = f"Multiple matrix jobs on the same runner used a hardcoded {name} container name."
+    assert ci_fix_phrase(title, lead) is None  # runner work, as far as the text says
+    cause = " That collision was the root cause of the intermittent GPU OOM errors."
+    assert ci_fix_phrase(title, lead + cause) is not None
+
+
+@settings(max_examples=100, deadline=None)
+@given(subject)
+def test_a_body_fixing_a_scanner_warning_is_not_a_ci_fix(name: str) -> None:
+    title = f"test({name}): per-parser unit tests for {name} detectors"
+    warning = "- Fixes CodeQL warning 'Workflow does not contain permissions' by adding a block"
+    assert ci_fix_phrase(title, f"- Add {name} tests\n{warning}\n- Move tests to CPU") is None
+    assert ci_fix_phrase(title, f"- Add {name} tests\n- Fixes the failing {name} workflow\n"
+                         "- Move tests to CPU") is not None

@@ -6,7 +6,10 @@ It asks for evidence of a failure tied to CI, tests or jobs, not for keywords: a
 schedule, auto-update, security-scanner or feature PR a CI fix, and a diff that only
 un-skips tests or only touches repository automation has no failing run; a diff that
 only skips tests answers one. A CI fix the description mentions "also", beside the work
-the title names, is a side effect. Everything is linear in the text and the diff
+the title names, is a side effect; tests that fail only when run on their own pass in
+CI's suite; a run link alone, without a stated failure, is the PR's own validation run.
+A fixed failure of a scanner, schedule or bot job is a red job; in a log or a report the
+failure is the content. Everything is linear in the text and the diff
 (titles capped, bodies through `prtext.markdown.clean`).
 """
 

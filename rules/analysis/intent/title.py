@@ -67,7 +67,13 @@ _FIX_TOKENS = frozenset({"fix", "fixes", "hotfix", "bugfix", "fixup"})
 # commit, routine maintenance like a pin bump.
 _BREAK_CONTEXT_TOKENS = frozenset({"upstream", "ci", "test", "tests", "e2e", "ut", "nightly",
                                    "hourly", "build", "break", "breakage", "broken", "latest"})
-_TIMEOUT_RE = re.compile(r"^timeouts?$")
+# A job's limits running out: its time limit, or its runner's disk ("resolve no space").
+_EXHAUSTED_RE = re.compile(r"^(?:timeouts?|nospace)$")
+# Meta topics whose failure words are what they report ("banner on pass/fail", "failure
+# summary"); in the others ("Fix Scorecard publish break") a fixed failure is a red job.
+_CONTENT_TOPICS = frozenset({"logging", "report", "failure analysis"})
+# "P0 CI gate improvements": the subject names improvements, not a failure.
+_IMPROVE_RE = re.compile(r"^(?:improv\w*|enhanc\w*|polish\w*|hardening|tweaks?|nits?)$")
 _ALWAYS_STABILITY_RE = re.compile(r"^(?:flak\w*|deflak\w*|unflak\w*|quarantin\w*)$")
 
 
@@ -145,19 +151,24 @@ def judge_title(title: str, ci_diff: bool = False) -> Verdict:
     ci = parsed.ci_label or has_ci_noun
     fix_verb = any_word(found, FIX_RE)
     stable = _stability(found, parts, parsed.ci_label) or (
-        ci_diff and (fix_verb or parsed.fix_type) and any_word(found, _TIMEOUT_RE))
+        ci_diff and (fix_verb or parsed.fix_type) and any_word(found, _EXHAUSTED_RE))
     failing = near_in(parts, FAILURE_RE, CI_NOUN_RE) or (
         parsed.ci_label and any_word(found, FAILURE_RE)) or _BROKE_RE.search(parsed.subject)
     # `fix:` / `fix(scope):` is the fix verb of the subject's first clause.
     lead = [["fix", *parts[0]], *parts[1:]] if parsed.fix_type and parts else parts
     topics = f"{parsed.tags}\n{parsed.subject}"
     main = found[0] if found else ""
-    if meta_topic(topics) and (not stable or (ROUTINE_VERB_RE.match(main) and not fix_verb)):
+    topic = meta_topic(topics)
+    red_job = topic not in _CONTENT_TOPICS and failing and near_in(parts, FIX_RE, FAILURE_RE)
+    if topic and not red_job and (
+            not stable or (ROUTINE_VERB_RE.match(main) and not fix_verb)):
         return Verdict.NOT  # "[CI] Add logging to debug flaky test_abort" is logging
     if infra_topic(topics) and not (stable or failing):
         return Verdict.NOT
     if parsed.kind in _FEATURE_TYPES and not (stable or (fix_verb and failing)):
         return Verdict.NOT
+    if not (fix_verb or stable or failing) and any_word(found, _IMPROVE_RE):
+        return Verdict.NOT  # "fix(ci): P0 CI gate improvements": the type is not a failure
     explicit_fix = fix_verb or (parsed.fix_type and parsed.ci_label)
     if not (stable or failing) and (near_in(parts, REENABLE_RE, CI_NOUN_RE)
                                     or _fixes_turned_off_test(parts)):

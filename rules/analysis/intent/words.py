@@ -30,6 +30,12 @@ _PHRASES = (
                 r"too\s+slow\b"), " timeout "),
     # "comment out the failing tests" silences them ("commented out" is their state).
     (re.compile(r"\bcomment(?:s|ing)?[- ]out\b"), " commentout "),
+    # "make test_platform UT stable": the verb of stabilizing, spelled with "make".
+    (re.compile(r"\bmak(?:e|es|ing)\b(?=(?:\s+[\w.-]+){1,5}?\s+(?:more\s+)?stable\b)"),
+     "stabilize"),
+    # A runner's disk filling up ("No space left on device", "resolve no space").
+    (re.compile(r"\bno (?:disk )?space(?: left)?(?: on (?:the )?device)?\b|\bdisk (?:is )?full\b|"
+                r"\bout of disk(?: space)?\b"), " nospace "),
     # "fixed seed", "fixed-size": an adjective, not the verb.
     (re.compile(r"\bfixed[- ](?=(?:random\s+)?(?:seeds?|sizes?|lengths?|shapes?|points?|"
                 r"widths?|values?|order|ports?)\b)"), "constant "),
@@ -44,7 +50,9 @@ STABILITY_RE = re.compile(
 )
 FAILURE_RE = re.compile(
     r"^(?:fail(?:s|ed|ing|ure|ures)?|broke|broken|breaks?|breakage|red|"
-    r"\w*errors?|exceptions?|429|nans?|killed|inconsistent)$"
+    # "startup_failures", "build-failed": a compound naming what failed.
+    r"\w*errors?|[\w.-]+[_-]fail(?:s|ed|ing|ure|ures)?|exceptions?|429|nans?|killed|"
+    r"inconsistent)$"
 )
 FIX_RE = re.compile(
     r"^(?:fix(?:es|ed|ing)?|hotfix\w*|repair\w*|resolv\w*|mitigat\w*|workaround\w*|war|"
@@ -100,7 +108,7 @@ BODY_FIX_RE = _one_of(r"fix(?:es|ed|ing)?", r"hotfix\w*", r"resolv\w*", r"mitiga
                       r"workaround\w*", r"unbreak\w*", r"deflak\w*", r"stabili[sz]\w*",
                       r"unblock\w*")
 CI_PLACE_RE = _one_of("ci", "nightly", "trunk", "buildkite", "jobs?", "workflows?")
-CI_FAILURE_RE = _one_of(r"fail(?:s|ed|ing|ure|ures)?", r"flak\w*", "broken", "red",
+CI_FAILURE_RE = _one_of(r"(?:[\w.-]+[_-])?fail(?:s|ed|ing|ure|ures)?", r"flak\w*", "broken", "red",
                         r"intermittent\w*", r"sporadic\w*", "oom", r"hang(?:s|ing)?", "timeout")
 # In a body only "this broke CI" counts: "CI failures are unrelated" is common in feature PRs.
 BODY_BROKE_RE = re.compile(

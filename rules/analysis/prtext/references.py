@@ -33,7 +33,9 @@ _TRACKING_RE = re.compile(
 _RUN_REF_BEFORE_RE = re.compile(r"(?:buildkite|bk|build|run|job|pipeline)\s*$", re.I)
 _CAUSAL_BEFORE_RE = re.compile(
     r"\b(?:regress\w*|introduc\w*|caus\w*|broke\w*|break\w*|since|after|land\w*|merg\w*|"
-    r"added|changed|triggered|due to)\s+(?:in|by|with|from|since|to)?\s*(?:pr\s*)?$",
+    r"added|changed|triggered|due to)\s+(?:in|by|with|from|since|to)?\s*(?:pr\s*)?$"
+    # "After moe refactor in <PR>", "since the API change in #12": the change that broke it.
+    r"|\b(?:after|since|due to)\s+(?:[\w.-]+\s+){1,3}?(?:in|by|from|of)\s+(?:pr\s*)?$",
     re.I,
 )
 _CAUSAL_AFTER_RE = re.compile(
