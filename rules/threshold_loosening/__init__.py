@@ -28,7 +28,7 @@ from rules.threshold_loosening.defaults import CodeKnowledge
 from rules.threshold_loosening.entries import AddedWords, describe, removed_entries
 from rules.threshold_loosening.env_defaults import env_default_loosenings
 from rules.threshold_loosening.gates import dropped_asserts, gate_loosenings
-from rules.threshold_loosening.items import same_item
+from rules.threshold_loosening.items import same_item, same_job
 from rules.threshold_loosening.margins import margin_change
 from rules.threshold_loosening.messages import NOUNS, Loose, cut, describe_loosening, repeat_key
 from rules.threshold_loosening.odd_values import odd_value
@@ -188,9 +188,10 @@ class ThresholdLoosening(Rule):
                         if default is not None:
                             kind = categories.kind(new.name)
                             note = f" where the code's default {default} applied before"
-                    if kind is None or (change.old is not None
-                                        and not same_item(hunk, change.old, new)):
-                        continue  # values of two list items are not old → new
+                    if kind is None or (change.old is not None and not (
+                            same_item(hunk, change.old, new)
+                            and same_job(changed, change.old, new))):
+                        continue  # values of two list items or jobs are not old → new
                     if kind in ("gate", "ceiling") and code.warnings_only(
                             changed.path, "metrics" if new.name == "metric-value"
                             else key_of(new)):
@@ -230,7 +231,7 @@ class ThresholdLoosening(Rule):
                 for wide in widened_branches(changed, hunk, categories):
                     found.append(Loose("widened", wide.setting, wide.old, wide.new, wide.line,
                                         (wide.line,), wide.kind, f" (otherwise {wide.other})"))
-                for old_gate, gate in gate_loosenings(hunk):
+                for old_gate, gate in gate_loosenings(changed, hunk):
                     found.append(Loose("gate" if gate.lower else "ceiling",
                                         f"assert on {gate.subject}", old_gate.text, gate.text,
                                         gate.line, (gate.line,), gate.subject))
