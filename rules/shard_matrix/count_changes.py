@@ -76,8 +76,8 @@ def count_changes(
 ) -> Iterator[Count]:
     """Changed shard counts in one hunk: size knobs, id lists, sharded include entries.
     A job that was a placeholder (its steps only echoed) had no tests to partition:
-    its shards are new, not moved."""
-    mocks = placeholder_jobs(changed)
+    its shards are new, not moved (asked only of a count found: the base and head are
+    scanned for it)."""
     for change in hunk_changes(changed, hunk, union):
         s = change.setting
         old, new = (number(c.value) if c else None for c in (change.old, change.new))
@@ -88,7 +88,7 @@ def count_changes(
                 not pairless or s.name == "parallelism"):
             line = change.new.line if change.new else 0
             job = job_at(changed, line, views)
-            if not (job and job in mocks):
+            if not (job and job in placeholder_jobs(changed)):
                 yield Count(change.describe(), line, job,
                              (old, new) if s.name in opts.sizes else None)
     lists: dict[str, list[int]] = {}
@@ -108,7 +108,7 @@ def count_changes(
             yline = known.get(no)
             if yline is None or not MATRIX & set(yline.path) or (
                     yline.path[:1] == ("jobs",) and len(yline.path) > 1
-                    and yline.path[1] in mocks):
+                    and yline.path[1] in placeholder_jobs(changed)):
                 continue
             flow = _FLOW_LIST_RE.match(stripped) if yline.kind == "key" else None
             if flow:
