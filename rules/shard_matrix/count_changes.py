@@ -15,6 +15,7 @@ from bot.core.snapshot import ChangedFile, Hunk
 from rules.analysis.knobs import KnobFilter, hunk_changes, normalize, number
 from rules.analysis.lines import MAX_LINE, SideLine, code_part, side_contains, sides
 from rules.analysis.yamlscan import ITEM, YamlLine, scan
+from rules.shard_matrix.jobs import placeholder_jobs
 from rules.shard_matrix.shard_groups import ShardOptions
 
 _MAX_TEXT = 1_000_000  # larger files are judged from the patch alone
@@ -73,7 +74,10 @@ def count_changes(
     changed: ChangedFile, hunk: Hunk, counted: KnobFilter, union: KnobFilter,
     views: dict[str, dict[int, YamlLine] | None], opts: ShardOptions,
 ) -> Iterator[Count]:
-    """Changed shard counts in one hunk: size knobs, id lists, sharded include entries."""
+    """Changed shard counts in one hunk: size knobs, id lists, sharded include entries.
+    A job that was a placeholder (its steps only echoed) had no tests to partition:
+    its shards are new, not moved (asked only of a count found: the base and head are
+    scanned for it)."""
     for change in hunk_changes(changed, hunk, union):
         s = change.setting
         old, new = (number(c.value) if c else None for c in (change.old, change.new))
@@ -83,8 +87,10 @@ def count_changes(
         if counted(s.name) and numeric and change.is_change and (
                 not pairless or s.name == "parallelism"):
             line = change.new.line if change.new else 0
-            yield Count(change.describe(), line, job_at(changed, line, views),
-                         (old, new) if s.name in opts.sizes else None)
+            job = job_at(changed, line, views)
+            if not (job and job in placeholder_jobs(changed)):
+                yield Count(change.describe(), line, job,
+                             (old, new) if s.name in opts.sizes else None)
     lists: dict[str, list[int]] = {}
     deltas: Counter[str] = Counter()
     first: dict[str, int] = {}
@@ -100,7 +106,9 @@ def count_changes(
                                       section=hunk.section)}
         for no, stripped in candidates:
             yline = known.get(no)
-            if yline is None or not MATRIX & set(yline.path):
+            if yline is None or not MATRIX & set(yline.path) or (
+                    yline.path[:1] == ("jobs",) and len(yline.path) > 1
+                    and yline.path[1] in placeholder_jobs(changed)):
                 continue
             flow = _FLOW_LIST_RE.match(stripped) if yline.kind == "key" else None
             if flow:

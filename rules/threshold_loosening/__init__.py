@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, ClassVar
 
 from bot.core.findings import Confidence, Finding, Severity
-from bot.core.snapshot import ChangedFile, Hunk
+from bot.core.snapshot import ChangedFile
 from rules.analysis.knobs import (
     CATEGORY_OPTIONS,
     Description,
@@ -20,6 +19,7 @@ from rules.analysis.knobs import (
     number,
     shared_filter,
 )
+from rules.analysis.prtext import failure_evidence
 from rules.analysis.pycode import bare_assignment
 from rules.base import Rule, RuleContext
 from rules.threshold_loosening.branches import widened_branches
@@ -28,7 +28,13 @@ from rules.threshold_loosening.defaults import CodeKnowledge
 from rules.threshold_loosening.entries import AddedWords, describe, removed_entries
 from rules.threshold_loosening.env_defaults import env_default_loosenings
 from rules.threshold_loosening.gates import dropped_asserts, gate_loosenings
-from rules.threshold_loosening.items import same_item
+from rules.threshold_loosening.hunk_lines import (
+    assigned,
+    line_text,
+    retry_limit,
+    tolerance_on_existing_check,
+)
+from rules.threshold_loosening.items import same_item, same_job
 from rules.threshold_loosening.margins import margin_change
 from rules.threshold_loosening.messages import NOUNS, Loose, cut, describe_loosening, repeat_key
 from rules.threshold_loosening.odd_values import odd_value
@@ -38,18 +44,8 @@ from rules.threshold_loosening.removed import AddedLines, dropped, key_of, over_
 from rules.threshold_loosening.slack import added_slack, dropped_test_asserts
 from rules.threshold_loosening.tolerance_names import judge
 
-_CALL_HEAD_RE = re.compile(r"([A-Za-z_][\w.]*)\s*\(")
 _MAX_ENTRY_FILES = 200  # files read for removed eval entries per review
-_RETRY_RE = re.compile(r"\b(?:retry|automatic|manual|exit_status)\b")
-
-def _tolerance_on_existing_check(changed: ChangedFile, removed: list[str], line_text: str) -> bool:
-    """A tolerance added to a check that was already there (not to a brand-new one)."""
-    if holds_yaml_keys(changed.path):
-        return True
-    head = _CALL_HEAD_RE.search(line_text)
-    if head is None:
-        return bool(removed)  # a continuation line inside a call that was edited
-    return any(head.group(1) in text for text in removed)
+_LIMITS = frozenset({"timeout", "ceiling"})  # raised: the old value may be said outgrown
 
 
 class ThresholdLoosening(Rule):
@@ -65,7 +61,11 @@ class ThresholdLoosening(Rule):
     `num_questions` make the score noisier so the gate flakes more and catches less.
     So every loosening is flagged, however well argued; the finding quotes the reason
     when the description or a prose comment next to the change gives one (commented-out
-    code is no reason; an eval entry's run time stated in the description is). Fewer
+    code is no reason, nor a title that only restates the change, "increase the timeout
+    from 120 to 180 minutes"; an eval entry's run time stated in the description is, and
+    so is a raised limit's old value said to be exceeded). A loosening with a reason and
+    the failing run shown (a run link, a log) did what Prefer asks: it is reported with
+    medium confidence, a note in the summary rather than an inline comment. Fewer
     few-shot examples (`num_fewshot`) are not treated as loosening: they make the task
     harder, not the gate easier.
 
@@ -134,6 +134,7 @@ class ThresholdLoosening(Rule):
         code = CodeKnowledge(ctx.snapshot)
         added = AddedLines(ctx.snapshot.files)  # the PR's added lines (moved settings)
         entry_budget = _MAX_ENTRY_FILES
+        evidence: bool | None = None  # the description shows the failing run (on need)
         for changed in ctx.files():
             if changed.status in ("added", "copied"):
                 continue
@@ -154,14 +155,14 @@ class ThresholdLoosening(Rule):
                         continue
                     if removed is None:
                         removed = [line.text for line in hunk.removed]
-                    text = _line_text(hunk, new.line)
-                    if new.name == "limit" and _retry_limit(hunk, new.line):
+                    text = line_text(hunk, new.line)
+                    if new.name == "limit" and retry_limit(hunk, new.line):
                         continue  # Buildkite `retry: automatic: limit:` is not a sample count
-                    allow = new.line not in fresh and _tolerance_on_existing_check(
+                    allow = new.line not in fresh and tolerance_on_existing_check(
                         changed, removed, text)
                     named = bare_assignment(text)
                     if named is not None and categories.kind(new.name) == "tolerance" and (
-                            change.old is None or not _assigned(hunk, change.old.line)):
+                            change.old is None or not assigned(hunk, change.old.line)):
                         # A name set once for calls that passed literals (`atol=1e-5`).
                         moved = judge(changed, named[1], named[2], new.line, description.text)
                         if moved is not None and moved.looser:
@@ -188,9 +189,10 @@ class ThresholdLoosening(Rule):
                         if default is not None:
                             kind = categories.kind(new.name)
                             note = f" where the code's default {default} applied before"
-                    if kind is None or (change.old is not None
-                                        and not same_item(hunk, change.old, new)):
-                        continue  # values of two list items are not old → new
+                    if kind is None or (change.old is not None and not (
+                            same_item(hunk, change.old, new)
+                            and same_job(changed, change.old, new))):
+                        continue  # values of two list items or jobs are not old → new
                     if kind in ("gate", "ceiling") and code.warnings_only(
                             changed.path, "metrics" if new.name == "metric-value"
                             else key_of(new)):
@@ -230,15 +232,18 @@ class ThresholdLoosening(Rule):
                 for wide in widened_branches(changed, hunk, categories):
                     found.append(Loose("widened", wide.setting, wide.old, wide.new, wide.line,
                                         (wide.line,), wide.kind, f" (otherwise {wide.other})"))
-                for old_gate, gate in gate_loosenings(hunk):
+                for old_gate, gate in gate_loosenings(changed, hunk):
                     found.append(Loose("gate" if gate.lower else "ceiling",
                                         f"assert on {gate.subject}", old_gate.text, gate.text,
                                         gate.line, (gate.line,), gate.subject))
             if found:
-                yield from self._report(description, changed, found)
+                if evidence is None:
+                    evidence = failure_evidence(description.text) is not None
+                yield from self._report(description, changed, found, evidence)
 
     def _report(
-        self, description: Description, changed: ChangedFile, found: list[Loose]
+        self, description: Description, changed: ChangedFile, found: list[Loose],
+        evidence: bool,
     ) -> Iterator[Finding]:
         # The same loosening repeated in one code file (one call site per test helper) is
         # one edit: reported once, at its first line, naming the others. In a config each
@@ -256,13 +261,17 @@ class ThresholdLoosening(Rule):
             # The comment recording the old values is no reason.
             comment = None if kind == "recorded" else reason_comment(changed, item.lines)
             said = description_reason(
-                description, [item.name, raw, new] if new else [item.name, raw], item.subjects)
+                description, [item.name, raw, new] if new else [item.name, raw], item.subjects,
+                old if kind in _LIMITS else "")
             if comment is not None:
                 reason = f" Reason given next to it: “{cut(comment[1])}”."
             elif said is not None:
                 reason = f" Reason given in the description: “{cut(said)}”."
             else:
                 reason = " No reason is given next to it or in the PR description."
+            # A reason and the failing run shown: the PR did what the rule asks, so the
+            # finding is a note for the summary, not an inline comment.
+            argued = (comment is not None or said is not None) and evidence
             also = ""
             if len(lines) > 1:
                 also = f" The same change is on line{'s' if len(lines) > 2 else ''} " + \
@@ -273,21 +282,6 @@ class ThresholdLoosening(Rule):
                 line=item.line,
                 key=f"{kind}|{raw}|{old}|{new}",
                 details=((raw, f"{old or '(none)'} → {new or '(removed)'}"),),
-                confidence=Confidence.MEDIUM if item.medium else Confidence.HIGH,
+                confidence=Confidence.MEDIUM if item.medium or argued else Confidence.HIGH,
             )
 
-
-def _assigned(hunk: Hunk, old_no: int) -> bool:
-    """The base line `old_no` is a bare `NAME = number` (not a call's `atol=1e-5`)."""
-    text = next((line.text for line in hunk.lines if line.old_no == old_no), "")
-    return bare_assignment(text) is not None
-
-
-def _retry_limit(hunk: Hunk, number_: int) -> bool:
-    above = [line.text for line in hunk.lines
-             if line.new_no is not None and number_ - 4 <= line.new_no < number_]
-    return any(_RETRY_RE.search(text) for text in above)
-
-
-def _line_text(hunk: Hunk, number_: int) -> str:
-    return next((line.text for line in hunk.lines if line.new_no == number_), "")

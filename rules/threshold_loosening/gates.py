@@ -1,5 +1,10 @@
 """Numeric bounds in assertions (`assert acc > 0.8`, `assertGreater(acc, 0.8)`), paired
-old → new within a hunk: which ones a change lowered (a floor) or raised (a ceiling)."""
+old → new within a hunk: which ones a change lowered (a floor) or raised (a ceiling).
+
+Only bounds of the same test function pair. The function is read from the whole file
+when the hunk does not show its `def`, and a `def` line the PR replaces by another
+(`test_offline_x` → `test_input_x`) is the same function renamed: a bound of a test the
+PR adds is not the old bound of the test it replaced or renamed."""
 
 from __future__ import annotations
 
@@ -7,7 +12,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from bot.core.snapshot import Hunk
+from bot.core.snapshot import ChangedFile, Hunk
 from rules.analysis.knobs import number
 from rules.analysis.lines import MAX_LINE, SideLine, code_part, side_text, sides
 from rules.analysis.memo import memoized
@@ -117,7 +122,35 @@ def _may_gate_sides(hunk: Hunk) -> tuple[bool, bool]:
     return _may_gate(old_side), _may_gate(new_side)
 
 
-def gate_loosenings(hunk: Hunk) -> Iterator[tuple[_Gate, _Gate]]:
+def _file_owner(lines: tuple[str, ...] | None, number: int) -> str | None:
+    """`_owner` of line `number` read from a side's whole text."""
+    if lines is None or not 0 < number <= len(lines):
+        return None
+    first = max(1, number - 400)
+    window = [(n, lines[n - 1], False) for n in range(first, number + 1)]
+    return _owner(window, len(window) - 1)
+
+
+@memoized
+def _renamed(changed: ChangedFile) -> dict[str, str]:
+    """Functions whose `def` line the PR replaced by another `def` (old → new name):
+    the removed and added `def`s of one run of changed lines, in order."""
+    names: dict[str, str] = {}
+    for hunk in changed.hunks:
+        gone: list[str] = []
+        came: list[str] = []
+        for line in [*hunk.lines, None]:
+            if line is None or (line.old_no is not None and line.new_no is not None):
+                names.update(zip(gone, came, strict=False))
+                gone, came = [], []
+                continue
+            match = _DEF_NAME_RE.match(line.text[:MAX_LINE])
+            if match:
+                (came if line.old_no is None else gone).append(match.group(1))
+    return names
+
+
+def gate_loosenings(changed: ChangedFile, hunk: Hunk) -> Iterator[tuple[_Gate, _Gate]]:
     old_side, new_side = sides(hunk)
     old_may, new_may = _may_gate_sides(hunk)
     if not new_may or not old_may:
@@ -126,13 +159,17 @@ def gate_loosenings(hunk: Hunk) -> Iterator[tuple[_Gate, _Gate]]:
     if not news:
         return
     olds = [g for g in _gates(old_side) if g.changed]
+    renamed = _renamed(changed)
+    old_owners = [renamed.get(owner, owner) if (owner := o.owner or _file_owner(
+        changed.base_lines, o.line)) else None for o in olds]
     used: set[int] = set()
     for gate in news:
         # A bound in another test function is another gate (`test_mmlu`'s new one is
         # not `test_gsm8k`'s old one retuned).
+        owner = gate.owner or _file_owner(changed.head_lines, gate.line)
         k = next((k for k, o in enumerate(olds) if k not in used
                   and o.subject == gate.subject and o.lower == gate.lower
-                  and (o.owner is None or gate.owner is None or o.owner == gate.owner)),
+                  and (old_owners[k] is None or owner is None or old_owners[k] == owner)),
                  None)
         if k is None:
             continue

@@ -6,6 +6,11 @@ entry's `accuracy_threshold: 0.90` and the new entry's `0.30` share a name but b
 different items: not a gate lowered 0.90 → 0.30. An item is the nearest `- ` line above
 the setting whose dash sits left of the setting's key; items differ when both name
 what they evaluate (`- model: …`, `- task: …`) and the names differ.
+
+In a workflow the job is read from the whole file: a value of one job is never the old
+value of another job's (a hunk spanning several jobs pairs by name and order), and a
+value of a placeholder job (its steps only echoed) is no baseline for the real job that
+replaces it.
 """
 
 from __future__ import annotations
@@ -13,9 +18,11 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from bot.core.snapshot import Hunk
+from bot.core.snapshot import ChangedFile, Hunk
 from rules.analysis.knobs import Setting
 from rules.analysis.lines import SideLine, indent_width, sides
+from rules.analysis.yamlscan import is_yaml
+from rules.shard_matrix.jobs import job_of, jobs, placeholder_jobs, side_view
 
 _MAX_UP = 80  # lines looked at above a setting
 _IDENTITY_RE = re.compile(
@@ -81,3 +88,20 @@ def in_removed_item(hunk: Hunk, setting: Setting) -> bool:
     """Whether a base-side setting sits in a list item the change removes."""
     owner = _owner(sides(hunk)[0], setting)
     return owner is not None and owner[1]
+
+
+def same_job(changed: ChangedFile, old: Setting, new: Setting) -> bool:
+    """False when the old value sits in another workflow job than the new one (a job
+    renamed, the old name gone and the new one new, is the same job), or in a job that
+    was a placeholder."""
+    if not is_yaml(changed.path):
+        return True
+    before = job_of(side_view(changed, "base"), old.line)
+    if not before:
+        return True
+    if before in placeholder_jobs(changed):
+        return False
+    after = job_of(side_view(changed, "head"), new.line)
+    if not after or after == before:
+        return True
+    return before not in jobs(changed, "head") and after not in jobs(changed, "base")

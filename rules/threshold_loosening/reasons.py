@@ -4,8 +4,11 @@ the PR description.
 A commented-out line of code (`# print("metrics", metrics)`) sits where a reason would
 but says nothing about the change, and a comment already in the base was written before
 it. A description is read past its hard line wraps, and a few reasons the knob readers
-do not count are counted here: run-to-run noise, and for a removed eval entry its run
-time ("mmlu 3h24mins", "takes too long").
+do not count are counted here: run-to-run noise, for a removed eval entry its run
+time ("mmlu 3h24mins", "takes too long"), and for a raised limit the old value stated as
+exceeded ("now exceeds 120 minutes"). A sentence whose only reason word is the knob's
+own name ("increase build timeout from 120 to 180 minutes": `timeout`) restates the
+change and is no reason.
 """
 
 from __future__ import annotations
@@ -48,6 +51,10 @@ _MAX_BLOCKS = 2_000
 _ASIDE_RE = re.compile(r"\s*\([^()]{0,300}\)")
 _QUOTED = 160  # what `messages.cut` keeps of a quote
 _MAX_SENTENCE = 1_000
+# The old limit stated as outgrown: what a raised timeout or ceiling answers.
+_EXCEEDED_RE = re.compile(r"\b(?:exceed\w*|surpass\w*|longer than|more than|over|beyond|"
+                          r"past|hit\w*|reach\w*|goes? above)\b", re.I)
+_NAME_SPLIT_RE = re.compile(r"[-_\s.]+")
 
 
 def is_code(comment: str) -> bool:
@@ -116,21 +123,49 @@ def _was_there(changed: ChangedFile, comment: str) -> bool:
 
 
 def description_reason(description: Description, subjects: Sequence[str],
-                       entries: Sequence[str] = ()) -> str | None:
+                       entries: Sequence[str] = (), old: str = "") -> str | None:
     """The sentence of the description that names a subject and says why it changed.
 
     Beyond `Description.explains`, hard-wrapped lines of a paragraph or list item are
-    read as one sentence, noise is a reason ("to accommodate variance"), and for
-    removed eval `entries` so is what an entry costs to run ("mmlu 3h24mins")."""
+    read as one sentence, noise is a reason ("to accommodate variance"), for removed
+    eval `entries` so is what an entry costs to run ("mmlu 3h24mins"), and for a raised
+    limit the `old` value said to be exceeded."""
     said = description.explains(subjects)
-    if said is not None:
+    if said is not None and not _restates(said, subjects):
         return said
     names = [_words(s) for s in (*subjects, *entries) if len(s) >= 3 and _LETTER_RE.search(s)]
     names = [n for n in names if n and n in _spaced(description.text)]
+    return _named_reason(description.text, subjects, entries, names) or _exceeded(
+        description.text, old)
+
+
+def _restates(sentence: str, subjects: Sequence[str]) -> bool:
+    """The sentence's only reason words are the words of the knob's own name."""
+    words = {w.lower() for s in subjects for w in _NAME_SPLIT_RE.split(s) if len(w) >= 3}
+    if not words:
+        return False
+    pattern = r"\b(?:" + "|".join(map(re.escape, sorted(words))) + r")\b"
+    return not _gives_reason(re.sub(pattern, " ", sentence, flags=re.I))
+
+
+def _exceeded(text: str, old: str) -> str | None:
+    """The sentence saying the old limit is exceeded ("now exceeds 120 minutes")."""
+    value = _words(old) if len(old.strip()) >= 2 and any(c.isdigit() for c in old) else ""
+    if not value.strip():
+        return None
+    for sentence, words, _, _ in _sentences(text):
+        if value in words and _EXCEEDED_RE.search(sentence):
+            return sentence
+    return None
+
+
+def _named_reason(text: str, subjects: Sequence[str], entries: Sequence[str],
+                  names: Sequence[str]) -> str | None:
     if not names:
         return None
-    for sentence, words, why, cost in _sentences(description.text):
-        if not (why or (cost and entries)) or not any(n in words for n in names):
+    for sentence, words, why, cost in _sentences(text):
+        if not (why or (cost and entries)) or not any(n in words for n in names) or (
+                why and not (cost and entries) and _restates(sentence, subjects)):
             continue
         # A message quotes 160 characters: a long sentence loses its asides first
         # (a list of models in parentheses), so that the reason stays in the quote.
@@ -151,9 +186,11 @@ def _spaced(text: str) -> str:
 def _sentences(text: str) -> tuple[tuple[str, str, bool, bool], ...]:
     """(sentence, its words, gives a reason, states a cost) of the description, read
     past hard line wraps: once per description, however many findings ask. A run of
-    text without a sentence end is no sentence anyone reads as one (a pasted log)."""
+    text without a sentence end is no sentence anyone reads as one (a pasted log). The
+    title (the first line) is a sentence of its own, never run into the body's first."""
     out: list[tuple[str, str, bool, bool]] = []
-    for block in _BLOCK_SPLIT_RE.split(text[:200_000])[:_MAX_BLOCKS]:
+    title, _, body = text[:200_000].partition("\n")
+    for block in [title, *_BLOCK_SPLIT_RE.split(body)][:_MAX_BLOCKS]:
         flat = _BULLET_RE.sub("", " ".join(block.split()))
         out += [(s, _words(s), _gives_reason(s), _COST_RE.search(s) is not None)
                 for s in _SENTENCE_END_RE.split(flat) if s and len(s) <= _MAX_SENTENCE]
