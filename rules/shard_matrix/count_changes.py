@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from bot.core.snapshot import ChangedFile, Hunk
 from rules.analysis.knobs import KnobFilter, hunk_changes, normalize, number
 from rules.analysis.lines import MAX_LINE, SideLine, code_part, side_contains, sides
+from rules.analysis.workflow_jobs import placeholder_jobs
 from rules.analysis.yamlscan import ITEM, YamlLine, scan
-from rules.shard_matrix.jobs import placeholder_jobs
 from rules.shard_matrix.shard_groups import ShardOptions
 
 _MAX_TEXT = 1_000_000  # larger files are judged from the patch alone

@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from bot.core.snapshot import ChangedFile, Hunk
 from rules.analysis.knobs import Setting
 from rules.analysis.lines import SideLine, indent_width, sides
+from rules.analysis.workflow_jobs import job_of, jobs, placeholder_jobs, side_view
 from rules.analysis.yamlscan import is_yaml
-from rules.shard_matrix.jobs import job_of, jobs, placeholder_jobs, side_view
 
 _MAX_UP = 80  # lines looked at above a setting
 _IDENTITY_RE = re.compile(
