@@ -54,7 +54,7 @@ def new_parameter(changed: ChangedFile, setting: Setting) -> bool:
     head = known_lines(changed)
     own = head.get(setting.line, "")
     if _DEF_RE.match(own):
-        return f"{setting.raw}" in own.split("(", 1)[1]
+        return setting.raw in own.split("(", 1)[1]
     for n, text in openers(head, setting.line, _MAX_WALK):
         if not _DEF_RE.match(text):
             continue
@@ -108,6 +108,8 @@ def _unit(head: Mapping[int, str], number: int, yaml: bool) -> int | None:
     """The line opening the unit around a line: a workflow's list item (a step), or a
     shell block (a branch, loop or function). A key like `env:` is not a unit: a step
     that gains one is still the old step."""
+    if yaml and head.get(number, "").lstrip().startswith("- "):
+        return number  # a one-line step (`- run: ./check.sh ${{ matrix.x }}`)
     for n, text in openers(head, number, _MAX_WALK):
         if (text.lstrip().startswith("- ") if yaml else
                 _SHELL_BLOCK_RE.match(text) or _SHELL_FUNCTION_RE.match(text)):
