@@ -77,34 +77,37 @@ class KnobRationale(Rule):
     `init_sleep_seconds`): a gate that gives up sooner fails at random.
 
     Knobs of a new file (or a test file renamed into another test, none of its tests
-    kept), or of a new test, step, job, list item or config entry added
-    whole (a new shell test function, a new `"model": "…"` entry of a model table),
-    are not asked about (that is new configuration, not a retune), nor are
-    settings that only moved (the same value removed elsewhere in the PR), values set on
-    mocks and fakes (`SimpleNamespace(…)`, `MagicMock(…)`) in unit tests, or shortened
-    timeouts (a limit that is too short fails loudly).
-    Values are compared within one entry: a deleted test's threshold is not paired with
-    the next test's, nor one benchmark case's value with another's (the same YAML key
-    path, list items told apart by `name:`); when cases are restructured, nothing is said
-    rather than a wrong old → new. A knob added in a hunk that switches a setting to a value the
-    description names (`model: hf` → `vllm` in "run lm-eval on vLLM") comes with that
-    switch, whose account is its reason; a knob added to three or more sibling configs
-    is one change, asked about once; a test fixture repeating the old → new retune of a
-    default the PR changes in a non-test file follows that default. Knobs the PR's own
-    code newly defines (a field, parameter or flag of the feature it adds) are
-    configuration of that feature, not retunes. Loosened gates, tolerances, timeouts and
+    kept), or of a new test, step, job, list item or config entry added whole (a new
+    shell test function, a new `"model": "…"` entry of a model table), are not asked
+    about (that is new configuration, not a retune), nor are settings that only moved
+    (the same value removed elsewhere in the PR), values set on mocks and fakes
+    (`SimpleNamespace(…)`, `MagicMock(…)`) in unit tests, or shortened timeouts (a limit
+    that is too short fails loudly). Values are compared within one entry: a deleted
+    test's threshold is not paired with the next test's, nor one benchmark case's value
+    with another's (the same YAML key path, list items told apart by `name:`); when
+    cases are restructured, nothing is said rather than a wrong old → new. A knob added
+    in a hunk that switches a setting to a value the description names (`model: hf` →
+    `vllm` in "run lm-eval on vLLM") comes with that switch, whose account is its
+    reason; a knob added to three or more sibling configs is one change, asked about
+    once; a test fixture repeating the old → new retune of a default the PR changes in a
+    non-test file follows that default. Knobs the PR's own code newly defines (a field,
+    parameter or flag of the feature it adds) are configuration of that feature, not
+    retunes; so are a parameter the PR adds to a signature, a variable or matrix key new
+    to the file that only a branch, loop or step the PR adds reads (a new check's
+    `accept_threshold`), and a value the knob already has on every unchanged line of its
+    function (a new `elif` repeating it). Loosened gates, tolerances, timeouts and
     sample counts are left to `threshold-loosening`, which warns about them anyway. A
     comment explaining one change also covers the same old → new change repeated in the
-    same file (one decorator per test), and that retune repeated in several jobs or cases
-    of one file is one notice with its count and lines (`(×7)`); a knob on an `echo` line
-    that only prints the command for the log is not a setting. Commented-out code and
-    pragmas are not reasons, nor is a comment that belongs to another key (the one
-    directly above a different line) unless it names the knob or gives a reason, nor one
-    that only restates the value (`# 2 attempts * 20 seconds = 40 seconds timeout`). The
-    description may name a knob the way people write it: by abbreviation (`TP4`,
+    same file (one decorator per test), and that retune repeated in several jobs or
+    cases of one file is one notice with its count and lines (`(×7)`); a knob on an
+    `echo` line that only prints the command for the log is not a setting. Commented-out
+    code and pragmas are not reasons, nor is a comment that belongs to another key (the
+    one directly above a different line) unless it names the knob or gives a reason, nor
+    one that only restates the value (`# 2 attempts * 20 seconds = 40 seconds timeout`).
+    The description may name a knob the way people write it: by abbreviation (`TP4`,
     `mem fraction`, `max len`) in a sentence giving a reason, or by the change itself in
-    a bullet (`TP4 → TP2`, `max-model-len 8192 -> 4096`) when the PR states its reason or
-    purpose elsewhere ("to speed up CI"). Hard-wrapped lines of a commit message are
+    a bullet (`TP4 → TP2`, `max-model-len 8192 -> 4096`) when the PR states its reason
+    or purpose elsewhere ("to speed up CI"). Hard-wrapped lines of a commit message are
     joined before sentences are read, and a retune "to accommodate variance" (noise,
     fluctuation, instability) has a reason.
 

@@ -3,8 +3,9 @@
 Each reading has its module: optional-override plumbing (`plumbing`), catalog entries
 compared entry by entry and catalogs that are the PR's subject (`catalogs`), context
 lengths of a long-context PR (`context`), variables of a harness the PR adds
-(`newfeature`), arguments of a call added whole (`newcalls`), and parallelism aliases
-and runner-size follow-ups (`aliases`).
+(`newfeature`), arguments of a call added whole (`newcalls`), parameters, variables
+and repeated values of new code (`newcode`), and parallelism aliases and runner-size
+follow-ups (`aliases`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from rules.knob_rationale.aliases import placements, renamed_alias, topology_fol
 from rules.knob_rationale.catalogs import in_catalog, recipe_update, repaired
 from rules.knob_rationale.context import context_subject, raises_context
 from rules.knob_rationale.newcalls import new_call_lines
+from rules.knob_rationale.newcode import new_parameter, read_by_new_code, repeats_siblings
 from rules.knob_rationale.newfeature import feeds_new_harness, new_file_reads
 from rules.knob_rationale.plumbing import forwarded_only, with_known_old
 
@@ -75,6 +77,10 @@ class Followups:
                 return None  # an argument of a call the PR adds whole
             if feeds_new_harness(changed, new, self.reads):
                 return None  # configuration of the harness the PR adds
+            if new_parameter(changed, new):
+                return None  # the default of a parameter the PR adds
+            if read_by_new_code(changed, new) or repeats_siblings(changed, new):
+                return None  # the new code's own value, or the value its siblings have
             if renamed_alias(changed, hunk, found) or topology_follow_up(
                     changed, found, self.placed):
                 return None  # same value under another name, or the new runner's size
