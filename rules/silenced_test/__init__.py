@@ -213,6 +213,10 @@ class SilencedTest(Rule):
 
         @pytest.mark.skip(reason="OOM on B200, see #51071")
         def test_glm_pcp4_gsm8k(): ...
+
+    A link, `#N`, a tracker key (`SW-241408`) or a PR or issue named by its number
+    (`PR's: 30627, 31036`, `PR30684`, `issue 4521`) tracks it; a count or a version after
+    such a word ("PR 2 of the series", "issues: 12 tests fail") does not.
     """
 
     id = "silenced-test"
