@@ -71,6 +71,8 @@ def _hits(view: SilencingView) -> Iterator[Hit]:
             if view.moved.get(stripped):
                 view.moved[stripped] -= 1  # a comment moved, not a test newly disabled
                 continue
+            if alone and n <= alone[-1].end:
+                continue  # a line of a commented-out suite entry already found
             commented = commented_hit(view, n, text, suffix)
             if commented is not None and commented.alone and block is None:
                 alone.append(commented)  # one command, one test
@@ -166,7 +168,8 @@ class SilencedTest(Rule):
     workflow (or a call of one of its test functions, a `- script:` matrix entry, a
     `TestFile(...)` suite entry, a line of a CI list file) that nothing else in the PR
     runs; a commented-out call in a CI test script (a link anywhere in its commented-out
-    block, or in the note where the function it calls is commented out, tracks it);
+    block, or in the note where the function it calls is commented out, tracks it); each
+    `TestFile(...)` suite entry commented out, on one line or several, a finding of its own;
     `disabled=True` / `skip=True` on a Python test-list entry; a `def test_…` deleted in
     a PR that says it fixes tests (medium confidence). A test moved, renamed or deleted
     with its file is not silenced; nor is a test split into a helper that new tests call
@@ -213,6 +216,10 @@ class SilencedTest(Rule):
 
         @pytest.mark.skip(reason="OOM on B200, see #51071")
         def test_glm_pcp4_gsm8k(): ...
+
+    A link, `#N`, a tracker key (`SW-241408`) or a PR or issue named by its number
+    (`PR's: 30627, 31036`, `PR30684`, `issue 4521`) tracks it; a count or a version after
+    such a word ("PR 2 of the series", "issues: 12 tests fail") does not.
     """
 
     id = "silenced-test"

@@ -35,6 +35,10 @@ _SHELL_WORDS = frozenset({"test", "pytest", "set", "exit", "return", "true", "fa
 _FUNC_CALL_RE = re.compile(r"^([A-Za-z_][\w-]*)(?:\s+[^=|&;<>]*)?$")
 _NOTE_ABOVE = 8  # comment lines above a commented-out definition read for its note
 _BODY_LINES = 200  # lines of a commented-out function body read for its note
+# An entry of an explicit suite list: SGLang's `TestFile("test/srt/test_x.py", 60)`.
+_SUITE_ENTRY_RE = re.compile(r"^TestFile\(")
+_QUOTED_RE = re.compile(r"[\"']([^\"'\n]+)[\"']")
+_ENTRY_LINES = 12  # lines of one commented-out suite entry read for its path and arguments
 _LIST_FILE_RE = re.compile(r"(?:models|tests|suites?|configs?)[\w.-]*\.txt$", re.I)
 
 
@@ -88,6 +92,26 @@ def shell_function_definition(code: str) -> str | None:
     return match.group(1) if match else None
 
 
+def _suite_entry(view: SilencingView, n: int, code: str) -> Hit:
+    """A suite entry (`TestFile("test_x.py", 1)`) commented out: one test file CI stops
+    running, a finding of its own (as a commented-out command is), named by the whole
+    entry when it spreads over the commented-out lines below, which it spans."""
+    parts, end, depth = [code], n, code.count("(") - code.count(")")
+    while depth > 0 and end - n < _ENTRY_LINES:
+        text = (view.get(end + 1) or "").strip()
+        if not text.startswith("#"):
+            break
+        end += 1
+        parts.append(text.lstrip("#").strip())
+        depth += parts[-1].count("(") - parts[-1].count(")")
+    entry = re.sub(r"\(\s+", "(", re.sub(r",?\s+\)", ")", " ".join(parts)))
+    path = _QUOTED_RE.search(entry)
+    cut = max(80, path.end() if path else 0)  # the path whole, however long
+    shown = entry if len(entry) <= cut else entry[:cut].rstrip(", ")
+    return Hit(n, f"`{shown}`", NOT_RUN, path.group(1) if path else shown, end=end,
+               verb="commented out", alone=True)
+
+
 def commented_hit(view: SilencingView, n: int, text: str, suffix: str) -> Hit | None:
     """A test or test line commented out; `suffix` is `.py`, `.txt`, `.yaml` (any YAML),
     `.sh` (CI shell) or ""."""
@@ -119,6 +143,8 @@ def commented_hit(view: SilencingView, n: int, text: str, suffix: str) -> Hit | 
             return None  # the note where the function is commented out tracks the call
         return Hit(n, f"`{code[:80]}`", NOT_RUN, code[:80], verb="commented out", alone=True)
     if suffix == ".py":
+        if _SUITE_ENTRY_RE.match(code):
+            return _suite_entry(view, n, code)
         if not _TEST_CODE_RE.match(code):
             if not ENTRY_RE.match(code):
                 return None

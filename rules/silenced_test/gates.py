@@ -46,6 +46,17 @@ _VERSION_OP_RE = re.compile(r"(?<![<>=!])(==|!=|<=|>=|<|>)\s*[\"']?v?\d")
 _VERSION_IS_RE = re.compile(r"version_is\w*\s*\(|\bversion\w*\s*(?:==|!=)")
 # Jira-style keys (`SW-241408`, `ABC-1234`): the internal tracker of many repositories.
 _TRACKER_KEY_RE = re.compile(r"(?<![\w./-])(?P<project>[A-Z][A-Z_]{1,9})-\d{2,7}(?![\w-])")
+# A PR or issue named by its number without `#`, the way some repositories write them
+# ("PR30684", "PR's: 30627, 31036", "issue 4521"): the word right before a number of at
+# least two digits that is no version or count ("PR 2 of", "v0.10", "issues: 12 tests").
+_NUMBERED_REF_RE = re.compile(
+    r"(?<![\w-])(?:PRs?|PR's|pull requests?|issues?)(?:\s*(?:no\.|number|:))?\s*"
+    r"(?P<number>\d{2,7})(?![\w%]|\.\d)(?!\s*(?:x\b|of\b|out of\b|more\b|tests?\b|cases?\b|"
+    r"times\b|failures?\b|errors?\b|[gnt]pus?\b|nodes?\b|cards?\b|devices?\b|runs?\b|"
+    r"steps?\b|tokens?\b|samples?\b|models?\b|files?\b|lines?\b|(?:milli)?seconds?\b|"
+    r"minutes?\b|hours?\b|days?\b))",
+    re.I,
+)
 # Upper-case words followed by a number that are not tracker projects.
 _NOT_PROJECTS = frozenset({
     "CUDA", "ROCM", "HIP", "SM", "CVE", "UTF", "ISO", "GPT", "LLAMA", "FP", "BF", "INT",
@@ -55,9 +66,12 @@ _NOT_PROJECTS = frozenset({
 
 
 def tracked(text: str) -> str | None:
-    """An issue link, `#N`, or tracker key (`SW-241408`) in a line or comment."""
+    """An issue link, `#N`, a PR or issue named by number (`PR 30627`), or tracker key
+    (`SW-241408`) in a line or comment."""
     if link := issue_link(text):
         return link
+    if numbered := _NUMBERED_REF_RE.search(text[:20_000]):
+        return numbered.group(0)
     for match in _TRACKER_KEY_RE.finditer(text[:20_000]):
         if match.group("project") not in _NOT_PROJECTS:
             return match.group(0)
