@@ -12,7 +12,7 @@ import re
 
 from bot.core.snapshot import ChangedFile
 from rules.analysis.memo import memoized
-from rules.analysis.yamlscan import YamlLine, scan
+from rules.analysis.yamlscan import YamlLine, base_view, view
 
 _MAX_TEXT = 1_000_000  # larger files are not scanned whole
 # A shell line that does nothing a test could fail on.
@@ -25,7 +25,8 @@ def side_view(changed: ChangedFile, which: str) -> dict[int, YamlLine] | None:
     lines = changed.base_lines if which == "base" else changed.head_lines
     if not lines or sum(map(len, lines)) > _MAX_TEXT:
         return None
-    return {y.number: y for y in scan(enumerate(lines, start=1), full=True)}
+    # The scans every YAML reader shares: the head's `view` is the whole head text here.
+    return base_view(changed) if which == "base" else view(changed).lines
 
 
 def job_of(view: dict[int, YamlLine] | None, number: int) -> str:

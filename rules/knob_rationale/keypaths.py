@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from bot.core.snapshot import ChangedFile, Hunk
 from rules.analysis.knobs import Change
 from rules.analysis.memo import memoized
-from rules.analysis.yamlscan import ITEM, YamlLine, is_yaml, scan, view
+from rules.analysis.yamlscan import ITEM, YamlLine, base_view, is_yaml, scan, view
 
 # Keys whose value names a list item (a test case, a model, a job).
 _NAME_KEYS = frozenset({"name", "model", "model_name", "id", "key", "label", "case", "task",
@@ -122,10 +122,8 @@ def _scanned_side(changed: ChangedFile, head: bool) -> dict[int, _Path] | None:
         if changed.head_lines is None:
             return None
         return _named(list(view(changed)))  # the head's scan, shared by every rule
-    lines = changed.base_lines
-    if lines is None:
-        return None
-    return _named(scan(enumerate(lines, start=1), full=True))
+    whole = base_view(changed)
+    return None if whole is None else _named(list(whole.values()))
 
 
 def _named(lines: list[YamlLine]) -> dict[int, _Path]:

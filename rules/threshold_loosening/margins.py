@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from bot.core.snapshot import ChangedFile
 from rules.analysis.knobs import Setting, number
 from rules.analysis.memo import memoized
-from rules.analysis.yamlscan import YamlLine, is_yaml, scan, view
+from rules.analysis.yamlscan import YamlLine, base_view, is_yaml, scan, view
 
 _BASELINE_KEYS = frozenset({"baseline", "baseline_value", "baseline_score", "expected_value",
                             "reference_value"})
@@ -31,9 +31,9 @@ _NEAR = 12  # lines either side where a sibling key of the same case is looked f
 @memoized
 def _base_view(changed: ChangedFile) -> dict[int, YamlLine]:
     """The base side scanned: the whole base text, else each hunk's base lines."""
-    lines = changed.base_lines
-    if lines is not None:
-        return {line.number: line for line in scan(enumerate(lines, start=1), full=True)}
+    whole = base_view(changed)
+    if whole is not None:
+        return whole
     out: dict[int, YamlLine] = {}
     for hunk in changed.hunks:
         visible = [(line.old_no, line.text) for line in hunk.lines if line.old_no is not None]

@@ -49,6 +49,17 @@ def view(changed: ChangedFile) -> YamlView:
     return fresh_view(changed)
 
 
+@memoized
+def base_view(changed: ChangedFile) -> dict[int, YamlLine] | None:
+    """The whole base text scanned, by base line number; None when the base text is
+    unknown. Shared like `view` (several rules pair head lines with the base's):
+    read-only."""
+    lines = changed.base_lines
+    if lines is None:
+        return None
+    return {line.number: line for line in scan(enumerate(lines, start=1), full=True)}
+
+
 def fresh_view(changed: ChangedFile) -> YamlView:
     """`view` without the per-file cache."""
     lines = changed.head_lines
