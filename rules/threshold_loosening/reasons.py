@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 from bot.core.snapshot import ChangedFile
-from rules.analysis.knobs import Description, adjacent_comment
+from rules.analysis.knobs import RETUNE_REASONS, Description, adjacent_comment
 from rules.analysis.lines import MAX_LINE, code_part, comment_near, comment_text, known_lines
 from rules.analysis.prtext import gives_reason
 
@@ -37,9 +37,9 @@ _COST_RE = re.compile(
     r"excution time|too (?:long|slow|expensive|costly)|expensive|time-consuming|"
     r"\d+(?:\.\d+)?\s*(?:h|hrs?|hours?|mins?|minutes?)(?:\d+\s*(?:m|mins?|minutes?))?)\b",
     re.I)
-# Run-to-run noise as the reason a bound was widened.
-_NOISE_RE = re.compile(r"\b(?:accommodat\w*|varian\w*|noise|noisy|fluctuat\w*|unstable|"
-                       r"instabilit\w*|jitter\w*|non-?determinis\w*)\b", re.I)
+# Run-to-run noise as the reason a bound was widened: the knob readers' retune reasons,
+# and "to accommodate" the results.
+_ACCOMMODATE_RE = re.compile(r"\baccommodat\w*\b", re.I)
 # Between words: what `_` / `-` glue or markdown wraps (`~x~`, `**x**`), and a period
 # that ends a sentence (not the one in `test_x.py` or `v1.2`).
 _SEPARATOR_RE = re.compile(r"[^\w/:@+.]+|_|\.(?!\w)")
@@ -198,7 +198,8 @@ def _sentences(text: str) -> tuple[tuple[str, str, bool, bool], ...]:
 
 
 def _gives_reason(sentence: str) -> bool:
-    return gives_reason(sentence) or _NOISE_RE.search(sentence) is not None
+    return gives_reason(sentence) or RETUNE_REASONS.search(sentence) is not None or (
+        _ACCOMMODATE_RE.search(sentence) is not None)
 
 
 def _words(text: str) -> str:
