@@ -6,7 +6,10 @@ Usage: sample.py OUT.json [KEEP_MD_BASENAMES...]
   KEEP: eval/*.md files whose named shas are *not* skipped (to regenerate an earlier sweep:
   sweep 4 = sample.py s4.json sweep4.md sweep4-gates4.md sweep4-intent4.md sweep4-knobs4.md
   sweep4-silenced4.md). EXCLUDE=s4.json in the environment also skips every commit of an earlier
-  sample (sweep 5 = EXCLUDE=s4.json sample.py s5.json sweep5.md).
+  sample (sweep 5 = EXCLUDE=s4.json sample.py s5.json sweep5.md); several files are separated by
+  colons (sweep 6 = EXCLUDE=s4.json:s5.json sample.py s6.json). Pins added to the corpus after a
+  sweep shift a regenerated earlier sample further down the history, so a regenerated s4/s5 is a
+  superset of the original's unnamed commits: excluding it can only skip more.
 """
 import glob, json, os, re, subprocess, sys
 
@@ -39,7 +42,7 @@ def main():
         named |= set(re.findall(r"\b[0-9a-f]{12}\b", open(f).read()))
     excl = set()
     if os.environ.get("EXCLUDE"):
-        excl = {c["sha"] for c in json.load(open(os.environ["EXCLUDE"]))}
+        excl = {c["sha"] for f in os.environ["EXCLUDE"].split(":") for c in json.load(open(f))}
     picked = []
     for repo in REPOS:
         git = f"/work/.mirror/{repo.replace('/', '+')}/repo"
