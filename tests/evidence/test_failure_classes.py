@@ -131,6 +131,69 @@ CASES: dict[str, tuple[str, int, str]] = {
         "tests/test_slow.py ....\n"
         "The job exceeded the maximum time limit for jobs, and has been terminated.\n",
         3, "timeout-surface"),
+    "a missing linker under cargo is a build error": (
+        "   Compiling libc v0.2.150\n"
+        "error: linker `cc` not found\n"
+        "  |\n"
+        "  = note: No such file or directory (os error 2)\n"
+        "error: could not compile `libc` (build script) due to 1 previous error\n"
+        "##[error]Process completed with exit code 101.\n",
+        2, "build-error"),
+    "exit status 139 from the runner is an inferred segfault": (
+        "Running tests in suite Collections\n"
+        "/ci/tests.targets(202,5): warning MSB3073: The command \"./RunTests.sh\" exited with "
+        "code 139.\n"
+        "/ci/tests.targets(211,5): error : One or more tests failed while running tests\n"
+        "##[error]Process completed with exit code 1.\n",
+        2, "segfault"),
+    "a crash message outranks the inferred segfault it explains": (
+        "Fatal Python error: Segmentation fault\n"
+        "Error: Process completed with exit code 139.\n",
+        1, "segfault"),
+    "npm's failed build script is a build error": (
+        "> app@1.0.0 build\n"
+        "npm ERR! Lifecycle script `build` failed with error: \n"
+        "npm ERR! Error: command failed \n"
+        "##[error]Process completed with exit code 1.\n",
+        2, "build-error"),
+    "create-react-app refusing to compile is a build error": (
+        "Treating warnings as errors because process.env.CI = true.\n"
+        "\n"
+        "Failed to compile.\n"
+        "\n"
+        "./src/App.js\n"
+        "  Line 3:7:  'x' is assigned a value but never used  no-unused-vars\n",
+        3, "build-error"),
+    "a model hub saying the repository does not exist is a download error": (
+        "Downloading model org/tiny-model\n"
+        "2025-01-01 00:00:00,000 - modelscope - ERROR - Repo org/tiny-model not exists on "
+        "either https://www.modelscope.cn/ or https://www.modelscope.ai/\n"
+        "Error: Process completed with exit code 1.\n",
+        2, "http-download-error"),
+    "a refused connection to localhost is a service that never came up": (
+        "tests/test_api.py::test_health FAILED\n"
+        "requests.exceptions.ConnectionError: HTTPConnectionPool(host='localhost', port=8000): "
+        "Max retries exceeded with url: /health (Caused by NewConnectionError('Failed to "
+        "establish a new connection: [Errno 111] Connection refused'))\n",
+        2, "other"),
+    "the same refusal from a remote host is a download error": (
+        "requests.exceptions.ConnectionError: HTTPSConnectionPool(host='example.org', port=443): "
+        "Max retries exceeded with url: /data.bin (Caused by NewConnectionError('Failed to "
+        "establish a new connection: [Errno 111] Connection refused'))\n",
+        1, "http-download-error"),
+    "vLLM engines that never report in are a server start timeout": (
+        "INFO 01-01 00:00:00 [core.py:100] Loading weights took 600.1 seconds\n"
+        "TimeoutError: Timed out waiting for engines to send initial message on input socket.\n",
+        2, "server-start-timeout"),
+    "git's fatal error outranks the exit code after it": (
+        "Run git rebase upstream/main\n"
+        "fatal: Not a valid object name upstream/main\n"
+        "Error: Process completed with exit code 128.\n",
+        2, "other"),
+    "an action's failure message copied from the web UI is its annotation": (
+        "Run sigstore/cosign-installer@v3\n"
+        "Error: signing dist/pkg.tar.gz: create bundle file: open : no such file or directory\n",
+        2, "other"),
 }
 
 
