@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Mapping
 
 from bot.core.findings import Finding, Severity
@@ -25,9 +24,8 @@ from rules.analysis.knobs import (
     shared_filter,
     split_across_owners,
     unwrapped,
-    value_lines,
 )
-from rules.analysis.lines import comment_text, known_lines, printed
+from rules.analysis.lines import known_lines, printed
 from rules.base import Rule, RuleContext
 from rules.knob_rationale.comments import own_comment
 from rules.knob_rationale.deviations import beside_baseline
@@ -38,6 +36,7 @@ from rules.knob_rationale.introduced import introduced_names, known_before
 from rules.knob_rationale.judging import shortened_timeout, subjects
 from rules.knob_rationale.keypaths import split_across_entries
 from rules.knob_rationale.mentions import Mentions
+from rules.knob_rationale.notice import notice
 from rules.knob_rationale.renamed import renamed_into_another_test
 from rules.knob_rationale.repeats import fold_repeats
 from rules.knob_rationale.sweeps import TEST_PATH_RE, mirrors, signature, sweep_key, swept
@@ -254,40 +253,6 @@ class KnobRationale(Rule):
         return asks
 
     def _finding(self, changed: ChangedFile, changes: list[Change]) -> Finding:
-        head = known_lines(changed)
-        counts = Counter(c.describe() for c in changes)
-        listed = ", ".join(f"{d} (×{n})" if n > 1 else d for d, n in counts.items())
-        plural = "s" if len(counts) > 1 else ""
-        message = (
-            f"Tuning knob{plural} changed without a stated reason: {listed}. Say why next to "
-            "the value or in the PR description (the OOM, timeout or flake it fixes), so the "
-            "next retune knows what it protects."
-        )
-        others = sorted({c.setting.line for c in changes} - {changes[0].setting.line})
-        if len(changes) > len(counts) and others:
-            shown = ", ".join(str(n) for n in others[:10]) + (", …" if len(others) > 10 else "")
-            message += f" The same change is also at line{'s' if len(others) > 1 else ''} {shown}."
-        in_block = [
-            c for c in changes
-            if any(comment_text(head.get(n, "")) and n in value_lines(changed)
-                   for n in c.setting.lines)
-        ]
-        if in_block:
-            message += (
-                " The `#` text on the knob's line is inside a YAML block scalar, so it is part "
-                "of the value, not a comment: move it above the key."
-            )
-        first = changes[0].setting.line
-        # The notice spans the knobs it lists that sit together (one entry's lines).
-        end = max((c.setting.line for c in changes if first <= c.setting.line <= first + 8),
-                  default=first)
-        return self.finding(
-            message,
-            file=changed,
-            line=first,
-            end_line=end if end > first else None,
-            key="knobs:" + ";".join(sorted(c.describe() for c in changes)),
-            details=tuple(
-                (c.setting.raw, c.describe()[len(c.setting.raw) + 1 :]) for c in changes
-            ),
-        )
+        found = notice(changed, changes)
+        return self.finding(found.message, file=changed, line=found.line,
+                            end_line=found.end_line, key=found.key, details=found.details)
