@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Mapping
 
 from bot.core.findings import Finding, Severity
 from bot.core.snapshot import ChangedFile, Hunk, PullRequestSnapshot
 from rules.analysis.knobs import (
-    RETUNE_REASONS,
     Categories,
     Change,
     Description,
@@ -25,9 +23,8 @@ from rules.analysis.knobs import (
     shared_filter,
     split_across_owners,
     unwrapped,
-    value_lines,
 )
-from rules.analysis.lines import comment_text, known_lines, printed
+from rules.analysis.lines import known_lines, printed
 from rules.base import Rule, RuleContext
 from rules.knob_rationale.comments import own_comment
 from rules.knob_rationale.deviations import beside_baseline
@@ -35,9 +32,11 @@ from rules.knob_rationale.dictkeys import split_across_keys
 from rules.knob_rationale.fakes import on_a_fake
 from rules.knob_rationale.followups import Followups
 from rules.knob_rationale.introduced import introduced_names, known_before
-from rules.knob_rationale.judging import shortened_timeout, subjects
+from rules.knob_rationale.judging import KNOB_REASONS, shortened_timeout, subjects
 from rules.knob_rationale.keypaths import split_across_entries
 from rules.knob_rationale.mentions import Mentions
+from rules.knob_rationale.notice import notice
+from rules.knob_rationale.reenabled import commented_counterpart
 from rules.knob_rationale.renamed import renamed_into_another_test
 from rules.knob_rationale.repeats import fold_repeats
 from rules.knob_rationale.sweeps import TEST_PATH_RE, mirrors, signature, sweep_key, swept
@@ -78,9 +77,11 @@ class KnobRationale(Rule):
 
     Knobs of a new file (or a test file renamed into another test, none of its tests
     kept), or of a new test, step, job, list item or config entry added whole (a new
-    shell test function, a new `"model": "…"` entry of a model table), are not asked
-    about (that is new configuration, not a retune), nor are settings that only moved
-    (the same value removed elsewhere in the PR), values set on mocks and fakes
+    shell test function or top-level block, a new `"model": "…"` entry of a model
+    table, a mapping added under a key that held nothing), are not asked about (that is
+    new configuration, not a retune), nor are settings that only moved (the same value
+    removed elsewhere in the PR) or that the PR uncomments as they were (a test block
+    brought back; another value is asked about as old → new), values set on mocks and fakes
     (`SimpleNamespace(…)`, `MagicMock(…)`) in unit tests, or shortened timeouts (a limit
     that is too short fails loudly). Values are compared within one entry: a deleted
     test's threshold is not paired with the next test's, nor one benchmark case's value
@@ -96,7 +97,8 @@ class KnobRationale(Rule):
     to the file that only a branch, loop or step the PR adds reads (a new check's
     `accept_threshold`), and a value the knob already has on every unchanged line of its
     function (a new `elif` repeating it). Loosened gates, tolerances, timeouts and
-    sample counts are left to `threshold-loosening`, which warns about them anyway. A
+    sample counts are left to `threshold-loosening`, which warns about them anyway, and
+    so are gates the PR adds (a new gate tightens). A
     comment explaining one change also covers the same old → new change repeated in the
     same file (one decorator per test), and that retune repeated in several jobs or
     cases of one file is one notice with its count and lines (`(×7)`); a knob on an
@@ -108,8 +110,9 @@ class KnobRationale(Rule):
     `mem fraction`, `max len`) in a sentence giving a reason, or by the change itself in
     a bullet (`TP4 → TP2`, `max-model-len 8192 -> 4096`) when the PR states its reason
     or purpose elsewhere ("to speed up CI"). Hard-wrapped lines of a commit message are
-    joined before sentences are read, and a retune "to accommodate variance" (noise,
-    fluctuation, instability) has a reason.
+    joined before sentences are read, a retune "to accommodate variance" (noise,
+    fluctuation, instability) has a reason, and so has a value whose derivation is
+    given ("each model's observed minimum minus 1.5 points", "plus 10% headroom").
 
     Nor is a knob that is only plumbed through a variable: a new override with an empty
     default (`${X:-}`, a `workflow_dispatch` input with `default: ''`) passed on only
@@ -149,7 +152,7 @@ class KnobRationale(Rule):
         union = shared_filter(ctx.config)
         # Commit-message bodies are hard-wrapped: a knob and its reason may sit on two
         # lines of one sentence.
-        description = Description(ctx.snapshot.text, unwrap=True, reasons=RETUNE_REASONS)
+        description = Description(ctx.snapshot.text, unwrap=True, reasons=KNOB_REASONS)
         mentions = Mentions(unwrapped(ctx.snapshot.text[:200_000]))
         # What threshold-loosening reports is not asked about twice.
         categories = (configured_categories(ctx.config)
@@ -208,9 +211,19 @@ class KnobRationale(Rule):
                 if reviewed is None:
                     continue  # plumbing, a catalog's subject, a new call's argument, …
                 change = reviewed  # re-paired within its catalog entry, when it crossed one
+                if change.old is None:
+                    commented = commented_counterpart(changed, hunk, new, union)
+                    if commented is not None:
+                        # Code the PR uncomments: its old value is the commented-out one.
+                        change = Change(commented, new)
+                        if not change.is_change:
+                            continue  # re-enabled as it was
                 if change.old is None and (new.line in fresh or in_new_unit(changed, new)
                                            or new_configuration(changed, new, moved)):
                     continue  # a knob of a brand-new entry, or one that moved, is no retune
+                if change.old is None and categories is not None and categories.kind(
+                        new.name) in ("gate", "ceiling"):
+                    continue  # a gate added tightens: threshold-loosening's to judge
                 if change.old is None and new.name in introduced and not known_before(
                         snapshot, changed.path, new):
                     continue  # a setting of the feature this PR defines: configuration
@@ -254,40 +267,6 @@ class KnobRationale(Rule):
         return asks
 
     def _finding(self, changed: ChangedFile, changes: list[Change]) -> Finding:
-        head = known_lines(changed)
-        counts = Counter(c.describe() for c in changes)
-        listed = ", ".join(f"{d} (×{n})" if n > 1 else d for d, n in counts.items())
-        plural = "s" if len(counts) > 1 else ""
-        message = (
-            f"Tuning knob{plural} changed without a stated reason: {listed}. Say why next to "
-            "the value or in the PR description (the OOM, timeout or flake it fixes), so the "
-            "next retune knows what it protects."
-        )
-        others = sorted({c.setting.line for c in changes} - {changes[0].setting.line})
-        if len(changes) > len(counts) and others:
-            shown = ", ".join(str(n) for n in others[:10]) + (", …" if len(others) > 10 else "")
-            message += f" The same change is also at line{'s' if len(others) > 1 else ''} {shown}."
-        in_block = [
-            c for c in changes
-            if any(comment_text(head.get(n, "")) and n in value_lines(changed)
-                   for n in c.setting.lines)
-        ]
-        if in_block:
-            message += (
-                " The `#` text on the knob's line is inside a YAML block scalar, so it is part "
-                "of the value, not a comment: move it above the key."
-            )
-        first = changes[0].setting.line
-        # The notice spans the knobs it lists that sit together (one entry's lines).
-        end = max((c.setting.line for c in changes if first <= c.setting.line <= first + 8),
-                  default=first)
-        return self.finding(
-            message,
-            file=changed,
-            line=first,
-            end_line=end if end > first else None,
-            key="knobs:" + ";".join(sorted(c.describe() for c in changes)),
-            details=tuple(
-                (c.setting.raw, c.describe()[len(c.setting.raw) + 1 :]) for c in changes
-            ),
-        )
+        found = notice(changed, changes)
+        return self.finding(found.message, file=changed, line=found.line,
+                            end_line=found.end_line, key=found.key, details=found.details)

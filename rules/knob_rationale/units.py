@@ -1,11 +1,15 @@
-"""Brand-new units the shared entry finder does not know: shell functions and named
-entries of a Python or JSON map.
+"""Brand-new units the shared entry finder does not know: shell functions and top-level
+blocks, and named entries of a Python or JSON map.
 
-A CI script gains a test as a new function (`run_llama_quant_test() { … }`), and a
-model table a model as a new keyed entry (`"Qwen/Qwen3-8B": "pretrained=…,tp=2"`).
-The knobs on their lines are the new test's configuration, not a retune: nothing had
-another value before. An entry is new when its opening line is added and no removed
-line opens one of the same name (then it was edited or moved, and values compare).
+A CI script gains a test as a new function (`run_llama_quant_test() { … }`) or as a
+new block of its own (`# DP2`, an `echo`, the command, `if [ $? -ne 0 ]; then … fi`,
+between blank lines), and a model table a model as a new keyed entry
+(`"Qwen/Qwen3-8B": "pretrained=…,tp=2"`). The knobs on their lines are the new test's
+configuration, not a retune: nothing had another value before. An entry is new when
+its opening line is added and no removed line opens one of the same name (then it was
+edited or moved, and values compare); a block is new when every line of it is added
+where the base had no code (a knob added to an existing command is still asked about),
+and its knob is no assignment that later blocks read (`export TP=4`).
 """
 
 from __future__ import annotations
@@ -13,8 +17,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from bot.core.snapshot import ChangedFile
-from rules.analysis.knobs import Change, Setting
+from bot.core.snapshot import ChangedFile, DiffLine, LineKind
+from rules.analysis.knobs import Change, Setting, last_line
 from rules.analysis.lines import known_lines, openers
 from rules.analysis.memo import memoized
 
@@ -28,6 +32,9 @@ _QUOTED_KEY_RE = re.compile(r"""^\s*(["'])([^"'\n]{1,200})\1\s*:""")
 _CALL_ELEMENT_RE = re.compile(r"^\s*[A-Za-z_][\w.]*\(")
 _NUMBER_RE = re.compile(r"\d+(?:\.\d+)?(?:e-?\d+)?")
 _MAX_WALK = 400
+_MAX_COMMAND = 4000  # characters of one (continued) command line read
+_DECLARE_RE = re.compile(r"(?:export|declare|local|readonly|typeset)\s")
+_ASSIGNMENT_RE = re.compile(r"[A-Za-z_]\w*=")
 
 
 def _function_name(text: str) -> str | None:
@@ -59,7 +66,7 @@ def in_new_unit(changed: ChangedFile, setting: Setting) -> bool:
     """Whether a head setting belongs to a shell function or keyed entry added whole."""
     path = changed.path
     if path.endswith(_SHELL_SUFFIXES):
-        return _in_new_function(changed, setting.line)
+        return _in_new_function(changed, setting.line) or _in_new_block(changed, setting.line)
     if path.endswith((".py", ".json")):
         return _in_new_keyed_entry(changed, setting) or (
             path.endswith(".py") and _in_new_call_element(changed, setting.line))
@@ -72,6 +79,85 @@ def _in_new_function(changed: ChangedFile, number: int) -> bool:
         name = _function_name(text)
         if name is not None:
             return n in _added(changed) and name not in _removed_names(changed)
+    return False
+
+
+def _in_new_block(changed: ChangedFile, number: int) -> bool:
+    """A line of a new top-level block of a shell script: the lines between two blank
+    lines (or the file's ends) are all added, the first at column 0, outside any
+    function, with no code removed in their place."""
+    head = known_lines(changed)
+    if _owner(head, number):
+        return False  # a function's line: new only with its function
+    first, last = number, number
+    while (text := head.get(first - 1)) is not None and text.strip():
+        first -= 1
+    while (text := head.get(last + 1)) is not None and text.strip():
+        last += 1
+    if (first > 1 and head.get(first - 1) is None) or (
+            head.get(last + 1) is None and not last_line(changed, last)):
+        return False  # the block may go on past what the patch shows
+    added = _added(changed)
+    if _indent(head[first]) or any(n not in added for n in range(first, last + 1)):
+        return False
+    return not _persistent(head, number) and _inserted(changed, first, last)
+
+
+def _persistent(head: Mapping[int, str], number: int) -> bool:
+    """Whether the command line holding `number` only assigns variables (`TP=4`,
+    `export TP=4`): the script's later commands read them, it is no block's own."""
+    start = number
+    while start > 1 and head.get(start - 1, "").rstrip().endswith("\\"):
+        start -= 1
+    parts: list[str] = []
+    n = start
+    while n in head and len(parts) < 50:
+        parts.append(head[n].rstrip().removesuffix("\\"))
+        if not head[n].rstrip().endswith("\\"):
+            break
+        n += 1
+    text = " ".join(parts)[:_MAX_COMMAND].strip()
+    if _DECLARE_RE.match(text):
+        return True
+    at = 0
+    while at < len(text):
+        match = _ASSIGNMENT_RE.match(text, at)
+        if match is None:
+            return False  # a command: the assignments before it are its environment
+        at = _value_end(text, match.end())
+        while at < len(text) and text[at].isspace():
+            at += 1
+    return bool(text)
+
+
+def _value_end(text: str, at: int) -> int:
+    """Where a shell word starting at `at` ends (quotes kept whole)."""
+    while at < len(text) and not text[at].isspace():
+        if text[at] in "\"'":
+            close = text.find(text[at], at + 1)
+            at = len(text) if close < 0 else close + 1
+        else:
+            at += 1
+    return at
+
+
+def _inserted(changed: ChangedFile, first: int, last: int) -> bool:
+    """Whether the diff's runs holding head lines `first`..`last` remove nothing but
+    blank and comment lines: the block was inserted, not rewritten from code."""
+    for hunk in changed.hunks:
+        if not hunk.new_start <= first <= last < hunk.new_start + hunk.new_count:
+            continue
+        run: list[DiffLine] = []
+        for line in (*hunk.lines, None):
+            if line is not None and line.kind is not LineKind.CONTEXT:
+                run.append(line)
+                continue
+            if any(first <= (d.new_no or 0) <= last for d in run) and any(
+                    d.kind is LineKind.REMOVED and d.text.strip()
+                    and not d.text.lstrip().startswith("#") for d in run):
+                return False
+            run = []
+        return True
     return False
 
 

@@ -19,8 +19,10 @@ from rules.analysis.memo import memoized
 _DEF_RE = re.compile(r"^\s*(?:async\s+)?(?:def|class)\s+(\w+)")
 # A YAML list item that is a mapping, or a flow mapping item.
 _ITEM_RE = re.compile(r"^\s*-\s+(?:[\"']?[\w.$/<-]+[\"']?\s*:(?:\s|$)|\{|&\S+\s*$)")
-# A key whose value is a mapping on the following lines (`gpt: {`, `env_vars:`).
-_KEYED_OPENER_RE = re.compile(r"^\s*[\"']?[\w.$/-]+[\"']?\s*[:=]\s*(?:\{|dict\(|&\S+)?\s*$")
+# A key whose value is a mapping on the following lines (`gpt: {`, `env_vars:`); a
+# quoted key may hold spaces (`"DeepSeek-V3 FP8 TP4": {`, a case table keyed by name).
+_KEYED_OPENER_RE = re.compile(
+    r"^\s*(?:\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|[\w.$/-]+)\s*[:=]\s*(?:\{|dict\(|&\S+)?\s*$")
 # An element of a JSON/Python list: an object, a tuple, a call building one.
 _ELEMENT_RE = re.compile(r"^\s*(?:[{(]|dict\(|(?:pytest\.)?param\()")
 _NUMBER_RE = re.compile(r"\d+(?:\.\d+)?")
@@ -146,6 +148,12 @@ def in_new_entry(changed: ChangedFile, number: int) -> bool:
         if n != number and _KEYED_OPENER_RE.match(line) and _among_entries(side, n):
             # a named entry of a collection of configs (`'gpt': {` next to `'default': {`)
             return n in side.changed and _identity(line) not in _removed_identities(changed)
+        if (n != number and n in side.changed and _KEYED_OPENER_RE.match(line)
+                and _identity(line) not in _removed_identities(changed)
+                and _only_child_block(changed, side, n)):
+            # a mapping added whole where its parent held nothing before (`acc:` under
+            # an empty `benchmarks:`): new, not a section added to an existing entry
+            return True
         if _opens_entry(line, python, top):
             if n not in side.changed:
                 return False
@@ -153,6 +161,59 @@ def in_new_entry(changed: ChangedFile, number: int) -> bool:
             return not identity or identity not in _removed_identities(changed)
         if top:
             return False
+    return False
+
+
+def _only_child_block(changed: ChangedFile, side: _Side, number: int) -> bool:
+    """Whether every line under the parent of the mapping opened at `number` (itself
+    included) is added and none is removed there: the parent was empty, so nothing in
+    it had a value before. A top-level key has no parent to tell, and an unknown line
+    answers no."""
+    parents = _ancestors(side, number)
+    if not parents or parents[0] in side.changed:
+        return False
+    parent = parents[0]
+    indent = _indent(side.texts[parent])
+    end = parent
+    for n in range(parent + 1, parent + _MAX_WALK):
+        text = side.texts.get(n)
+        if text is None:
+            # The end of the file, or a line the patch does not show (maybe the parent's).
+            if not last_line(changed, n - 1):
+                return False
+            break
+        if _skip(text):
+            continue
+        if _indent(text) <= indent:
+            break
+        if n not in side.changed:
+            return False
+        end = n
+    return not _removes_code_within(changed, parent, end)
+
+
+def _removes_code_within(changed: ChangedFile, first: int, last: int) -> bool:
+    """Whether the diff removes a line of code (not blank, not a comment) between head
+    lines `first` and `last`, or right after `last`: what the block held before."""
+    for hunk in changed.hunks:
+        head = hunk.new_start - 1  # the head line the next removed line follows
+        for line in hunk.lines:
+            if line.new_no is not None:
+                head = line.new_no
+            elif first <= head <= last and not _skip(line.text):
+                return True
+    return False
+
+
+def last_line(changed: ChangedFile, number: int) -> bool:
+    """Whether head line `number` is the file's last. Without the full text a hunk
+    tells: one that ends on a changed line (no trailing context) reaches the end."""
+    full = changed.head_lines
+    if full is not None:
+        return number == len(full)
+    for hunk in changed.hunks:
+        if hunk.new_start + hunk.new_count - 1 == number and hunk.lines:
+            return hunk.lines[-1].kind is not LineKind.CONTEXT
     return False
 
 
