@@ -17,25 +17,30 @@ from functools import cached_property
 
 from bot.core.repo_view import RepoView
 from bot.core.snapshot import ChangedFile, Hunk
-from rules.analysis.lines import MAX_LINE, indent_width, sides
+from rules.analysis.lines import MAX_LINE
 from rules.silenced_test.commented import shell_function_call
 from rules.silenced_test.expansion import MakeTargets
-from rules.silenced_test.line_structure import YAML_KEY_RE, SilencingView
+from rules.silenced_test.line_structure import SilencingView
 from rules.silenced_test.moved_tests import moved_into, survives
-from rules.silenced_test.silencing_detectors import NOT_RUN, Hit, skip_name
+from rules.silenced_test.removed_entries import (
+    PY_ENTRY_RE,
+    YAML_ITEM_RE,
+    defined_in_head,
+    python_test_entry,
+    test_module,
+    yaml_test_item,
+)
+from rules.silenced_test.silencing_detectors import NOT_RUN, Hit
 from rules.silenced_test.suite_lists import never_listed
-from rules.silenced_test.test_commands import Runs, command, silenced_targets, targets
+from rules.silenced_test.test_commands import (
+    Runs,
+    command,
+    commented_back,
+    silenced_targets,
+    targets,
+)
 
 _WORD_RE = re.compile(r"\w+")
-# `- script: L2_x`, `- test: x`, `- tests/x/test_y.py`, `- run_x_test` (one word).
-_YAML_ITEM_RE = re.compile(
-    r"^-\s+(?:(?P<key>script|test|test_name|test-name|suite|test_suite|test-suite|test_file)"
-    r"\s*:\s*)?[\"']?(?P<value>[\w./-]{3,120})[\"']?\s*$")
-# An entry line of a Python suite list: a call or a string naming a test file or id.
-_PY_ENTRY_RE = re.compile(
-    r"^\s*(?:[A-Za-z_][\w.]*\(\s*)?[\"']([\w./:-]*test[\w./:\[\]-]*)[\"']\s*[,)]", re.I)
-# The list holding it: `name = [`, `"suite-name": [`, `name=[`.
-_PY_HOLDER_RE = re.compile(r"^\s*[\"']?([\w.-]+)[\"']?\s*(?::[^=]*)?[:=]\s*[\[({]")
 _MAX_REMOVED = 200  # removed lines examined per file: beyond that, a rewrite of the file
 # Words a line must hold to be read as a test command at all (most removed lines do not).
 _RUNNER_HINT_RE = re.compile(r"test|suite|script|torchrun|deepspeed|mpirun|accelerate|\.sh\b", re.I)
@@ -89,7 +94,7 @@ class PullRequestAdds:
     def new_test_files(self) -> tuple[str, ...]:
         """Test modules the PR adds, when its description says it moves tests."""
         return tuple(f.path for f in self._files if self._says_moved and
-                     f.status == "added" and _test_module(f.path))
+                     f.status == "added" and test_module(f.path))
 
     def moved_into(self, target: str, head: Runs) -> bool:
         return moved_into(target, self._files, self.new_test_files, head)
@@ -162,7 +167,7 @@ def may_remove_tests(changed: ChangedFile, suffix: str, fix_pr: bool) -> bool:
     only counts in a PR that fixes tests (where a deleted test is read)."""
     if suffix in (".sh", ".txt"):
         return True
-    if suffix == ".py" and _test_module(changed.path) and not fix_pr:
+    if suffix == ".py" and test_module(changed.path) and not fix_pr:
         return False
     removed = "\n".join(line.text[:MAX_LINE] for line in changed.removed_lines)
     return _runner_hint(removed)
@@ -201,25 +206,25 @@ def removal_hits(view: SilencingView, suffix: str, adds: PullRequestAdds,
             if suffix == ".sh" and cmd is None:
                 name = code.split()[0] if code.split() else ""
                 if shell_function_call(view, code) and name not in adds.words and \
-                        _defined_in_head(changed, name, shell=True):
+                        defined_in_head(changed, name, shell=True):
                     hit = Hit(0, f"`{code[:80]}`", NOT_RUN, name, verb="removed")
             elif suffix == ".yaml" and cmd is None:
-                entry = _yaml_test_item(hunk, line.old_no, code)
+                entry = yaml_test_item(hunk, line.old_no, code)
                 if entry and entry not in adds.words and entry not in adds.names and \
-                        not any(_YAML_ITEM_RE.match(t) and "test" in t.lower() for t in added):
+                        not any(YAML_ITEM_RE.match(t) and "test" in t.lower() for t in added):
                     hit = Hit(0, f"`{code[:80]}`", NOT_RUN, entry, verb="removed")
             elif suffix in (".sh", ".yaml") and cmd is not None:
                 gone = [t for t in silenced_targets(cmd, view.runs_of("base"),
                                                     view.runs_of("head"), adds.make)
                         if not _gone(t, adds) and not adds.runs.runs(cmd, t)
                         and not adds.moved_into(t, view.runs_of("head"))]
-                if gone and (targets(cmd) or not (adds.runs.runs(cmd, None)
-                                                  or adds.runs.makes(cmd, adds.make))):
+                if gone and not commented_back(cmd, added) and (targets(cmd) or not (
+                        adds.runs.runs(cmd, None) or adds.runs.makes(cmd, adds.make))):
                     hit = Hit(0, f"`{code[:80]}`", NOT_RUN, gone[0], verb="removed")
-            elif suffix == ".py" and (entry := _python_test_entry(changed, hunk, text)):
+            elif suffix == ".py" and (entry := python_test_entry(changed, hunk, text)):
                 if entry not in adds.names and entry.rsplit("/", 1)[-1] not in adds.names \
                         and not _gone(entry, adds) and \
-                        not any(_PY_ENTRY_RE.match(t) for t in added):
+                        not any(PY_ENTRY_RE.match(t) for t in added):
                     hit = Hit(0, f"`{code[:80]}`", NOT_RUN, entry, verb="removed",
                               where=" from the test list")
             elif is_list and not [t for t in added if t and not t.startswith("#")]:
@@ -229,7 +234,7 @@ def removal_hits(view: SilencingView, suffix: str, adds: PullRequestAdds,
                     (match := _DEF_TEST_RE.match(text)) and \
                     not any(_DEF_TEST_RE.match(t) for t in added):  # not renamed in place
                 name = match.group(1)
-                if name not in adds.words and not _defined_in_head(changed, name) and \
+                if name not in adds.words and not defined_in_head(changed, name) and \
                         not survives(name, added, adds.words, adds.lines) and not adds.never_listed(
                             changed.path, name):
                     hit = Hit(0, f"test `{name}`", NOT_RUN, name, verb="deleted",
@@ -240,60 +245,3 @@ def removal_hits(view: SilencingView, suffix: str, adds: PullRequestAdds,
             if at is not None:
                 yield Hit(at, hit.what, hit.why, hit.subject, at, hit.verb, hit.where,
                           hit.medium, True)
-
-
-def _yaml_test_item(hunk: Hunk, old_no: int | None, code: str) -> str | None:
-    """The test a removed YAML list item names (`- script: L2_Launch_llama`, `- test_x`,
-    `- run_gsm8k_test`), unless its list is a skip list (removing from it re-enables)."""
-    match = _YAML_ITEM_RE.match(code) if code.startswith("-") else None
-    if match is None or ("test" not in code.lower() and not match.group("key")):
-        return None
-    old_side = sides(hunk)[0]
-    at = next((i for i, (no, _, _) in enumerate(old_side) if no == old_no), None)
-    if at is None:
-        return None
-    width = indent_width(old_side[at][1])
-    for _, text, _ in reversed(old_side[:at]):
-        if text.strip() and indent_width(text) < width:
-            key = YAML_KEY_RE.match(text)
-            if key is None or skip_name(key.group("key")) or \
-                    key.group("key").lower() in ("exclude", "with", "env", "environment"):
-                return None
-            break
-    return match.group("value")
-
-
-def _test_module(path: str) -> bool:
-    name = path.rsplit("/", 1)[-1]
-    return name.startswith(("test_", "conftest")) or name.endswith("_test.py")
-
-
-def _python_test_entry(changed: ChangedFile, hunk: Hunk, text: str) -> str | None:
-    """The test a removed entry of a Python suite list names (`TestFile("test_x.py",
-    60),` in run_suite.py, `"tests/unit/test_y.py",`), outside test modules (where
-    strings are parametrizations) and skip lists."""
-    if _test_module(changed.path):
-        return None
-    match = _PY_ENTRY_RE.match(text)
-    if match is None:
-        return None
-    old_side = sides(hunk)[0]
-    width = indent_width(text)
-    at = next((i for i, (_, t, changed_) in enumerate(old_side) if changed_ and t == text),
-              len(old_side))
-    above = [t for _, t, _ in old_side[:at] if t.strip() and indent_width(t) < width]
-    holder = _PY_HOLDER_RE.match(above[-1]) if above else None
-    if holder is None or skip_name(holder.group(1)):
-        return None
-    return match.group(1)
-
-
-def _defined_in_head(changed: ChangedFile, name: str, shell: bool = False) -> bool:
-    """Whether the head still defines the test (unknown without the head text: a shell
-    test function is then taken as kept, a Python test as gone)."""
-    head = changed.head_text
-    if head is None:
-        return shell
-    pattern = (rf"^\s*(?:function\s+)?{re.escape(name)}\s*(?:\(\s*\)|\{{)" if shell
-               else rf"def\s+{re.escape(name)}\b")
-    return re.search(pattern, head, re.M) is not None
