@@ -69,7 +69,8 @@ def fixes_tests(title: str) -> bool:
     return _FIX_TESTS_RE.search(title) is not None
 
 
-def _head_line(hunk: Hunk, old_no: int | None) -> int | None:
+def head_line_after(hunk: Hunk, old_no: int | None) -> int | None:
+    """The head line nearest a removed base line: the next one, else the one before."""
     lines = hunk.lines
     at = next((i for i, line in enumerate(lines) if line.old_no == old_no), 0)
     after = next((line.new_no for line in lines[at:] if line.new_no is not None), None)
@@ -241,7 +242,7 @@ def removal_hits(view: SilencingView, suffix: str, adds: PullRequestAdds,
                               medium=True)
             if hit is None or code in adds.lines:
                 continue  # nothing removed, or moved (a line added back elsewhere)
-            at = _head_line(hunk, line.old_no)
+            at = head_line_after(hunk, line.old_no)
             if at is not None:
                 yield Hit(at, hit.what, hit.why, hit.subject, at, hit.verb, hit.where,
                           hit.medium, True)
