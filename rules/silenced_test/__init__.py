@@ -171,10 +171,10 @@ class SilencedTest(Rule):
     runs; a commented-out call in a CI test script (a link anywhere in its commented-out
     block, or in the note where the function it calls is commented out, tracks it); each
     `TestFile(...)` suite entry commented out, on one line or several, a finding of its own
-    (also when the PR edited the commented-out invocation's arguments while the head still
-    runs the script for other ones); a whole matrix or test-list entry (`- name: …` with its
-    `config_file_path:`) removed in a PR that says the test fails and is taken out for now
-    ("did not pass … temporarily taken offline"), not moved or retired with its config;
+    (also with its arguments edited, the script still run for others); a whole matrix entry
+    (`- name: …`, `config_file_path:`) removed in a PR saying the test fails and is taken out
+    ("did not pass … temporarily taken offline"); a job's `tests:` input re-pointed so that no
+    changed CI file names the old test, which still exists (medium);
     `disabled=True` / `skip=True` on a Python test-list entry; a `def test_…` deleted in
     a PR that says it fixes tests (medium confidence). A test moved, renamed or deleted
     with its file is not silenced; nor is a test split into a helper that new tests call
@@ -271,8 +271,11 @@ class SilencedTest(Rule):
             if entries:
                 adds = adds or PullRequestAdds(ctx.snapshot.files, ctx.snapshot.repo_view,
                                                _MOVE_RE.search(pr_text) is not None)
+                found = list(matrix_entry_hits(view, adds, taken_out))
+                at = {h.line for h in found}  # a whole entry, over a medium read of one key
+                hits = [h for h in hits if not (h.medium and h.line in at)]
                 taken = {hit.line for hit in hits}
-                hits += [h for h in matrix_entry_hits(view, adds, taken_out) if h.line not in taken]
+                hits += [h for h in found if h.line not in taken]
             kept = [hit for hit in hits if not self._accounted(view, hit, links, pr_text)]
             for hit in one_per_line(kept):
                 yield self.finding(

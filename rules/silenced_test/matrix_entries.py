@@ -25,6 +25,9 @@ _TAKEN_OUT_RE = re.compile(
     r"(?:tak(?:e|es|en|ing)|took)\s+(?:\w+\s+)?(?:out|off|down))\b", re.I)
 _NOT_PASSING_RE = re.compile(r"\b(?:did|does|do|could|can)(?:\s+not|n't)\s+pass\w*|"
                              r"\bnot passing\b", re.I)
+# What is taken out is a test: not "Remove the `tee` pipeline, which leads to hangs".
+_TEST_NOUN_RE = re.compile(r"\b(?:tests?|testing|cases?|ci|jobs?|nightly|nightlies|"
+                           r"entr(?:y|ies)|models?|configs?|suites?)\b", re.I)
 _SHORT_BODY = 5  # prose sentences: a description this short is about one change
 _MIN_WORDS = 5  # shorter lines are template answers and stamps ("No", "- vLLM version: …")
 # Keys and values that make a list item a test entry (a model config, a test case).
@@ -38,8 +41,9 @@ def says_taken_out(title: str, body: str, reason: re.Pattern[str]) -> PrFailing:
     """Where the PR says it takes a test out because it fails: the title or a short
     description covers every entry; a sentence of a longer one, the entries it names."""
     def taken_out(sentence: str) -> bool:
-        return _TAKEN_OUT_RE.search(sentence) is not None and (
-            reason.search(sentence) is not None or _NOT_PASSING_RE.search(sentence) is not None)
+        return _TAKEN_OUT_RE.search(sentence) is not None and _TEST_NOUN_RE.search(
+            sentence) is not None and (reason.search(sentence) is not None
+                                       or _NOT_PASSING_RE.search(sentence) is not None)
 
     if taken_out(title[:1000]):
         return PrFailing(True)

@@ -3,7 +3,9 @@ change removes instead of fixing: a test command removed from a CI script or wor
 whose tests no head command still runs; a call of a CI script's test function removed
 (the function stays); an entry removed from a CI list file; a `def test_…` deleted in a
 PR that says it fixes tests (medium), not renamed or split (moved_tests) and named by
-the suite lists if the repository has them (suite_lists). A removal whose line or test
+the suite lists if the repository has them (suite_lists); a reusable workflow's `tests:`
+input whose test no changed CI file names any more, though the base has it (medium: a
+workflow the PR leaves alone may still run it). A removal whose line or test
 name comes back on an added line anywhere in the PR is a move; a test command whose
 test file the PR deletes goes with its test. Findings sit at the nearest head line.
 """
@@ -27,6 +29,7 @@ from rules.silenced_test.removed_entries import (
     YAML_ITEM_RE,
     defined_in_head,
     python_test_entry,
+    test_input_paths,
     test_module,
     yaml_test_item,
 )
@@ -135,6 +138,26 @@ class PullRequestAdds:
         return frozenset(t.split("::", 1)[0].removeprefix("./") for t in _TOKEN_RE.findall(text))
 
     @cached_property
+    def _heads(self) -> str | None:
+        """The head text of every changed CI file (workflows, CI scripts and configs: what
+        runs tests), None when one is known only by its patch."""
+        texts = [f.head_text for f in self._files if f.status != "removed"
+                 and f.surface in ("workflow", "ci-script", "ci-config")]
+        return None if any(t is None for t in texts) else "\n".join(t or "" for t in texts)
+
+    def orphaned(self, test_path: str) -> bool:
+        """A test path no changed CI file's head names any more, that the PR neither
+        deletes nor moves nor names on an added line: nothing the PR changed runs it. Not
+        a path the base lacks (the repository view says so): a stale reference repaired."""
+        heads = self._heads
+        if heads is None or test_path in heads or _gone(test_path, self):
+            return False
+        folder, _, _ = test_path.rstrip("/").rpartition("/")
+        listing = self._repo.list_dir(folder) if self._repo is not None else None
+        return listing is None or any(p == test_path.rstrip("/") or p.startswith(test_path)
+                                      for p in listing)
+
+    @cached_property
     def names(self) -> frozenset[str]:
         """Paths and file names on added lines (a set, not a scan per removal)."""
         return frozenset(t.rsplit("/", 1)[-1] for t in self._tokens) | self._tokens
@@ -181,6 +204,7 @@ def removal_hits(view: SilencingView, suffix: str, adds: PullRequestAdds,
     is_list = suffix == ".txt" and (changed.path in list_file
                                     or _LIST_FILE_RE.search(changed.path) is not None)
     budget = _MAX_REMOVED
+    inputs: set[str] = set()  # test paths of removed `tests:` inputs already reported
     for hunk in changed.hunks:
         # What the hunk adds in place of what it removes (a test function, a test
         # command, a list entry of the same shape): a removal next to its replacement is
@@ -214,6 +238,11 @@ def removal_hits(view: SilencingView, suffix: str, adds: PullRequestAdds,
                 if entry and entry not in adds.words and entry not in adds.names and \
                         not any(YAML_ITEM_RE.match(t) and "test" in t.lower() for t in added):
                     hit = Hit(0, f"`{code[:80]}`", NOT_RUN, entry, verb="removed")
+                elif changed.surface in ("workflow", "ci-config") and (left := [
+                        p for p in test_input_paths(code) if adds.orphaned(p) and p not in inputs]):
+                    # Medium: a workflow the PR leaves alone may still run it.
+                    hit = Hit(0, f"`{code[:80]}`", NOT_RUN, left[0], verb="removed", medium=True)
+                    inputs.add(left[0])  # several jobs re-pointed away from it: one finding
             elif suffix in (".sh", ".yaml") and cmd is not None:
                 gone = [t for t in silenced_targets(cmd, view.runs_of("base"),
                                                     view.runs_of("head"), adds.make)

@@ -18,6 +18,12 @@ YAML_ITEM_RE = re.compile(
 # An entry line of a Python suite list: a call or a string naming a test file or id.
 PY_ENTRY_RE = re.compile(
     r"^\s*(?:[A-Za-z_][\w.]*\(\s*)?[\"']([\w./:-]*test[\w./:\[\]-]*)[\"']\s*[,)]", re.I)
+# A reusable workflow's test input (`with:` → `tests: tests/e2e/nightly/test_x.py`), the
+# paths a job runs: re-pointed to another test, the old one runs nowhere.
+_TEST_INPUT_RE = re.compile(
+    r"^(?P<key>tests?|test[-_](?:files?|paths?|targets?|modules?))\s*:\s*[\"']?"
+    r"(?P<value>[^\"'#|>]+?)[\"']?\s*(?:#.*)?$")
+_PATH_RE = re.compile(r"[\w./-]*test[\w./-]*(?:\.py|/)(?:::[\w\[\]-]+)?")
 # The list holding it: `name = [`, `"suite-name": [`, `name=[`.
 _PY_HOLDER_RE = re.compile(r"^\s*[\"']?([\w.-]+)[\"']?\s*(?::[^=]*)?[:=]\s*[\[({]")
 
@@ -77,3 +83,11 @@ def defined_in_head(changed: ChangedFile, name: str, shell: bool = False) -> boo
     pattern = (rf"^\s*(?:function\s+)?{re.escape(name)}\s*(?:\(\s*\)|\{{)" if shell
                else rf"def\s+{re.escape(name)}\b")
     return re.search(pattern, head, re.M) is not None
+
+
+def test_input_paths(code: str) -> list[str]:
+    """The test paths a `tests:` input line names (`tests: tests/e2e/test_x.py`)."""
+    match = _TEST_INPUT_RE.match(code)
+    if match is None:
+        return []
+    return [p.split("::", 1)[0] for p in _PATH_RE.findall(match.group("value"))][:8]
