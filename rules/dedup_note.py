@@ -118,15 +118,18 @@ class DedupNote(Rule):
     CI, failing tests commented out, a diff that only skips tests (skip markers, a
     step's `if:`), the fix of a job that "takes too long" or has "no space" left in a
     diff of CI and test files only, a bracketed tag fixing an upstream or CI break
-    (`[FIX_DUE_UPSTREAM]`, `[CI_FIX]`, `[FIX_FOR_VLLM_LATEST]`), a test made stable
+    (`[FIX_DUE_UPSTREAM]`, `[CI_FIX]`, `[FIX_FOR_VLLM_LATEST]`) or the same in words ("Fix
+    the failing introduced by upstream 22685"), a fixed failure in a title that names CI in
+    another clause ("Fix deepseek v2 failing + update CI …"), a test made stable
     ("[CI] Make test_platform UT stable"), a fixed compound failure ("fix reusable-workflow
     startup_failures") or break of a scanner or scheduled job ("Fix Scorecard publish
     break"), and a `fix:` retuning a threshold whose description says the test
     intermittently fails are CI fixes. Not CI fixes: tests that fail only when run on
     their own ("fail when run individually": CI runs the suite), a `fix(ci):` type
-    naming improvements ("P0 CI gate improvements"), a bare `[CI]` tag whose only run
-    link is the PR's own validation run ("have tested in <run>"), and a description
-    bullet fixing a scanner warning ("Fixes CodeQL warning …").
+    naming improvements ("P0 CI gate improvements"), a workaround the title removes
+    ("Remove the X workaround in the tests": cleanup once the bug is fixed), a bare
+    `[CI]` tag whose only run link is the PR's own validation run ("have tested in
+    <run>"), and a description bullet fixing a scanner warning ("Fixes CodeQL warning …").
 
     Prefer
     ------

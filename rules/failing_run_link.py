@@ -51,11 +51,14 @@ class FailingRunLink(Rule):
     skips tests (skip markers, a step's `if:`: the run they failed in), the fix of a job
     that "takes too long" or has "no space" left in a diff of CI and test files only, a
     bracketed tag fixing an upstream or CI break (`[FIX_DUE_UPSTREAM] fix for upstream PR
-    …`, `[FIX_FOR_VLLM_LATEST]`), a test made stable, a fixed compound failure
+    …`, `[FIX_FOR_VLLM_LATEST]`) or the same in words ("Fix the failing introduced by
+    upstream 22685"), a fixed failure in a title that names CI in another clause ("Fix
+    deepseek v2 failing + update CI …"), a test made stable, a fixed compound failure
     ("startup_failures") or break of a scanner or scheduled job ("Fix Scorecard publish
     break"), and a `fix:` retuning a threshold whose description says the test
-    intermittently fails are CI fixes. There is no failing run to link for tests that
-    fail only when run on their own (CI runs the suite), a `fix(ci):` type naming
+    intermittently fails are CI fixes. There is no failing run to link for a workaround
+    the title removes ("Remove the X workaround in the tests": cleanup once the bug is
+    fixed), tests that fail only when run on their own (CI runs the suite), a `fix(ci):` type naming
     improvements, a bare `[CI]` tag whose only run link is the PR's own validation run,
     a description bullet fixing a scanner warning ("Fixes CodeQL warning …"), a diff that
     that only deletes skip markers ("fix skipped e2e test"), a failure analysis or

@@ -74,8 +74,13 @@ NOT_SURFACES: tuple[str, ...] = (
     ".github/{ISSUE_TEMPLATE,DISCUSSION_TEMPLATE,PULL_REQUEST_TEMPLATE}/**",
     ".github/{dependabot,labeler,release,FUNDING,funding,stale,copy-pr-bot}.{yml,yaml}",
 )
+# Markdown a test renders, not prose: a Jinja report template under a test tree
+# (`tests/e2e/models/report_template.md`), whose broken syntax fails the job.
+RENDERED: tuple[str, ...] = ("{test,tests}/**/*{template,Template,TEMPLATE}*.md",
+                             "**/{test,tests}/**/*{template,Template,TEMPLATE}*.md")
 _DEFAULT_GLOBS = frozenset(glob for globs in DEFAULT_SURFACES.values() for glob in globs)
 _VETO = re.compile("|".join(f"(?:{glob_regex(g)})" for g in NOT_SURFACES))
+_RENDERED = re.compile("|".join(f"(?:{glob_regex(g)})" for g in RENDERED))
 
 SURFACES: tuple[str, ...] = tuple(DEFAULT_SURFACES)
 PRIMARY_SURFACES = frozenset({"eval-config", "cpu-test", "workflow"})
@@ -100,7 +105,7 @@ def classify(path: str, table: Mapping[str, Sequence[str]]) -> str | None:
             return surface
         if defaults is not None and defaults.match(path):
             if vetoed is None:
-                vetoed = _VETO.match(path) is not None
+                vetoed = _VETO.match(path) is not None and _RENDERED.match(path) is None
             if not vetoed:
                 return surface
     return None

@@ -19,6 +19,7 @@ from rules.silenced_test.commented import commented_hit
 from rules.silenced_test.gates import tracked
 from rules.silenced_test.go_tests import go_hits
 from rules.silenced_test.line_structure import ANY_HINT, SilencingView
+from rules.silenced_test.matrix_entries import matrix_entry_hits, says_taken_out
 from rules.silenced_test.pr_failing import says_failing
 from rules.silenced_test.removal_findings import one_per_line, subjects
 from rules.silenced_test.removals import (
@@ -169,7 +170,11 @@ class SilencedTest(Rule):
     `TestFile(...)` suite entry, a line of a CI list file) that nothing else in the PR
     runs; a commented-out call in a CI test script (a link anywhere in its commented-out
     block, or in the note where the function it calls is commented out, tracks it); each
-    `TestFile(...)` suite entry commented out, on one line or several, a finding of its own;
+    `TestFile(...)` suite entry commented out, on one line or several, a finding of its own
+    (also with its arguments edited, the script still run for others); a whole matrix entry
+    (`- name: …`, `config_file_path:`) removed in a PR saying the test fails and is taken out
+    ("did not pass … temporarily taken offline"); a job's `tests:` input re-pointed so that no
+    changed CI file names the old test, which still exists (medium);
     `disabled=True` / `skip=True` on a Python test-list entry; a `def test_…` deleted in
     a PR that says it fixes tests (medium confidence). A test moved, renamed or deleted
     with its file is not silenced; nor is a test split into a helper that new tests call
@@ -240,13 +245,15 @@ class SilencedTest(Rule):
         adds: PullRequestAdds | None = None
         backends: frozenset[str] | None = None  # platforms the PR adds, found on need
         fix_pr = fixes_tests(ctx.snapshot.title)
+        taken_out = says_taken_out(ctx.snapshot.title, ctx.snapshot.body, SILENCE_REASON_RE)
         for changed in [*ctx.files(*surfaces), *go_tests]:
             known = _known_text(changed)
             lowered = known.lower()
             hinted = "#" in changed.added_text or any(hint in lowered for hint in ANY_HINT)
             removes = bool(changed.removed_lines) and may_remove_tests(
                 changed, _suffix(changed), fix_pr)
-            if not hinted and not removes:
+            entries = bool(taken_out and changed.removed_lines) and _suffix(changed) == ".yaml"
+            if not hinted and not removes and not entries:
                 continue
             if moved is None and hinted:  # built on need: most PRs have no file with a hint
                 moved = Counter(ln.text.strip() for f in ctx.snapshot.files
@@ -261,6 +268,14 @@ class SilencedTest(Rule):
                                                _MOVE_RE.search(pr_text) is not None)
                 list_file = () if changed.surface != "eval-config" else (changed.path,)
                 hits += removal_hits(view, _suffix(changed), adds, fix_pr, list_file)
+            if entries:
+                adds = adds or PullRequestAdds(ctx.snapshot.files, ctx.snapshot.repo_view,
+                                               _MOVE_RE.search(pr_text) is not None)
+                found = list(matrix_entry_hits(view, adds, taken_out))
+                at = {h.line for h in found}  # a whole entry, over a medium read of one key
+                hits = [h for h in hits if not (h.medium and h.line in at)]
+                taken = {hit.line for hit in hits}
+                hits += [h for h in found if h.line not in taken]
             kept = [hit for hit in hits if not self._accounted(view, hit, links, pr_text)]
             for hit in one_per_line(kept):
                 yield self.finding(

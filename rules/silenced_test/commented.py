@@ -9,7 +9,7 @@ from rules.analysis.lines import MAX_LINE, printed
 from rules.silenced_test.gates import tracked
 from rules.silenced_test.line_structure import SilencingView
 from rules.silenced_test.silencing_detectors import ENTRY_RE, NOT_RUN, Hit, skip_name
-from rules.silenced_test.test_commands import command, silenced_targets
+from rules.silenced_test.test_commands import command, dropped_invocation, silenced_targets
 
 _COMMENTED_TEST_RE = re.compile(
     r"^\s*#\s*(?:(?:async\s+)?def\s+(test\w*)|class\s+(Test\w*)|(pytest\.param)\(|"
@@ -126,7 +126,8 @@ def commented_hit(view: SilencingView, n: int, text: str, suffix: str) -> Hit | 
     if suffix in (".yaml", ".sh") and printed(view.lines, n):
         return None  # printed for the log, not run: the real command follows
     if suffix in (".yaml", ".sh") and (cmd := command(code)) is not None:
-        silenced = silenced_targets(cmd, view.runs_of("base"), view.runs_of("head"))
+        base, head = view.runs_of("base"), view.runs_of("head")
+        silenced = silenced_targets(cmd, base, head) or dropped_invocation(cmd, base, head)
         if not silenced:
             return None  # the base did not run it, or the head still does
         return Hit(n, f"`{code[:80]}`", NOT_RUN, silenced[0], verb="commented out", alone=True)

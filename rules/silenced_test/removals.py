@@ -3,7 +3,9 @@ change removes instead of fixing: a test command removed from a CI script or wor
 whose tests no head command still runs; a call of a CI script's test function removed
 (the function stays); an entry removed from a CI list file; a `def test_…` deleted in a
 PR that says it fixes tests (medium), not renamed or split (moved_tests) and named by
-the suite lists if the repository has them (suite_lists). A removal whose line or test
+the suite lists if the repository has them (suite_lists); a reusable workflow's `tests:`
+input whose test no changed CI file names any more, though the base has it (medium: a
+workflow the PR leaves alone may still run it). A removal whose line or test
 name comes back on an added line anywhere in the PR is a move; a test command whose
 test file the PR deletes goes with its test. Findings sit at the nearest head line.
 """
@@ -17,25 +19,31 @@ from functools import cached_property
 
 from bot.core.repo_view import RepoView
 from bot.core.snapshot import ChangedFile, Hunk
-from rules.analysis.lines import MAX_LINE, indent_width, sides
+from rules.analysis.lines import MAX_LINE
 from rules.silenced_test.commented import shell_function_call
 from rules.silenced_test.expansion import MakeTargets
-from rules.silenced_test.line_structure import YAML_KEY_RE, SilencingView
+from rules.silenced_test.line_structure import SilencingView
 from rules.silenced_test.moved_tests import moved_into, survives
-from rules.silenced_test.silencing_detectors import NOT_RUN, Hit, skip_name
+from rules.silenced_test.removed_entries import (
+    PY_ENTRY_RE,
+    YAML_ITEM_RE,
+    defined_in_head,
+    python_test_entry,
+    test_input_paths,
+    test_module,
+    yaml_test_item,
+)
+from rules.silenced_test.silencing_detectors import NOT_RUN, Hit
 from rules.silenced_test.suite_lists import never_listed
-from rules.silenced_test.test_commands import Runs, command, silenced_targets, targets
+from rules.silenced_test.test_commands import (
+    Runs,
+    command,
+    commented_back,
+    silenced_targets,
+    targets,
+)
 
 _WORD_RE = re.compile(r"\w+")
-# `- script: L2_x`, `- test: x`, `- tests/x/test_y.py`, `- run_x_test` (one word).
-_YAML_ITEM_RE = re.compile(
-    r"^-\s+(?:(?P<key>script|test|test_name|test-name|suite|test_suite|test-suite|test_file)"
-    r"\s*:\s*)?[\"']?(?P<value>[\w./-]{3,120})[\"']?\s*$")
-# An entry line of a Python suite list: a call or a string naming a test file or id.
-_PY_ENTRY_RE = re.compile(
-    r"^\s*(?:[A-Za-z_][\w.]*\(\s*)?[\"']([\w./:-]*test[\w./:\[\]-]*)[\"']\s*[,)]", re.I)
-# The list holding it: `name = [`, `"suite-name": [`, `name=[`.
-_PY_HOLDER_RE = re.compile(r"^\s*[\"']?([\w.-]+)[\"']?\s*(?::[^=]*)?[:=]\s*[\[({]")
 _MAX_REMOVED = 200  # removed lines examined per file: beyond that, a rewrite of the file
 # Words a line must hold to be read as a test command at all (most removed lines do not).
 _RUNNER_HINT_RE = re.compile(r"test|suite|script|torchrun|deepspeed|mpirun|accelerate|\.sh\b", re.I)
@@ -64,7 +72,8 @@ def fixes_tests(title: str) -> bool:
     return _FIX_TESTS_RE.search(title) is not None
 
 
-def _head_line(hunk: Hunk, old_no: int | None) -> int | None:
+def head_line_after(hunk: Hunk, old_no: int | None) -> int | None:
+    """The head line nearest a removed base line: the next one, else the one before."""
     lines = hunk.lines
     at = next((i for i, line in enumerate(lines) if line.old_no == old_no), 0)
     after = next((line.new_no for line in lines[at:] if line.new_no is not None), None)
@@ -89,7 +98,7 @@ class PullRequestAdds:
     def new_test_files(self) -> tuple[str, ...]:
         """Test modules the PR adds, when its description says it moves tests."""
         return tuple(f.path for f in self._files if self._says_moved and
-                     f.status == "added" and _test_module(f.path))
+                     f.status == "added" and test_module(f.path))
 
     def moved_into(self, target: str, head: Runs) -> bool:
         return moved_into(target, self._files, self.new_test_files, head)
@@ -129,6 +138,26 @@ class PullRequestAdds:
         return frozenset(t.split("::", 1)[0].removeprefix("./") for t in _TOKEN_RE.findall(text))
 
     @cached_property
+    def _heads(self) -> str | None:
+        """The head text of every changed CI file (workflows, CI scripts and configs: what
+        runs tests), None when one is known only by its patch."""
+        texts = [f.head_text for f in self._files if f.status != "removed"
+                 and f.surface in ("workflow", "ci-script", "ci-config")]
+        return None if any(t is None for t in texts) else "\n".join(t or "" for t in texts)
+
+    def orphaned(self, test_path: str) -> bool:
+        """A test path no changed CI file's head names any more, that the PR neither
+        deletes nor moves nor names on an added line: nothing the PR changed runs it. Not
+        a path the base lacks (the repository view says so): a stale reference repaired."""
+        heads = self._heads
+        if heads is None or test_path in heads or _gone(test_path, self):
+            return False
+        folder, _, _ = test_path.rstrip("/").rpartition("/")
+        listing = self._repo.list_dir(folder) if self._repo is not None else None
+        return listing is None or any(p == test_path.rstrip("/") or p.startswith(test_path)
+                                      for p in listing)
+
+    @cached_property
     def names(self) -> frozenset[str]:
         """Paths and file names on added lines (a set, not a scan per removal)."""
         return frozenset(t.rsplit("/", 1)[-1] for t in self._tokens) | self._tokens
@@ -162,7 +191,7 @@ def may_remove_tests(changed: ChangedFile, suffix: str, fix_pr: bool) -> bool:
     only counts in a PR that fixes tests (where a deleted test is read)."""
     if suffix in (".sh", ".txt"):
         return True
-    if suffix == ".py" and _test_module(changed.path) and not fix_pr:
+    if suffix == ".py" and test_module(changed.path) and not fix_pr:
         return False
     removed = "\n".join(line.text[:MAX_LINE] for line in changed.removed_lines)
     return _runner_hint(removed)
@@ -175,6 +204,7 @@ def removal_hits(view: SilencingView, suffix: str, adds: PullRequestAdds,
     is_list = suffix == ".txt" and (changed.path in list_file
                                     or _LIST_FILE_RE.search(changed.path) is not None)
     budget = _MAX_REMOVED
+    inputs: set[str] = set()  # test paths of removed `tests:` inputs already reported
     for hunk in changed.hunks:
         # What the hunk adds in place of what it removes (a test function, a test
         # command, a list entry of the same shape): a removal next to its replacement is
@@ -201,25 +231,30 @@ def removal_hits(view: SilencingView, suffix: str, adds: PullRequestAdds,
             if suffix == ".sh" and cmd is None:
                 name = code.split()[0] if code.split() else ""
                 if shell_function_call(view, code) and name not in adds.words and \
-                        _defined_in_head(changed, name, shell=True):
+                        defined_in_head(changed, name, shell=True):
                     hit = Hit(0, f"`{code[:80]}`", NOT_RUN, name, verb="removed")
             elif suffix == ".yaml" and cmd is None:
-                entry = _yaml_test_item(hunk, line.old_no, code)
+                entry = yaml_test_item(hunk, line.old_no, code)
                 if entry and entry not in adds.words and entry not in adds.names and \
-                        not any(_YAML_ITEM_RE.match(t) and "test" in t.lower() for t in added):
+                        not any(YAML_ITEM_RE.match(t) and "test" in t.lower() for t in added):
                     hit = Hit(0, f"`{code[:80]}`", NOT_RUN, entry, verb="removed")
+                elif changed.surface in ("workflow", "ci-config") and (left := [
+                        p for p in test_input_paths(code) if adds.orphaned(p) and p not in inputs]):
+                    # Medium: a workflow the PR leaves alone may still run it.
+                    hit = Hit(0, f"`{code[:80]}`", NOT_RUN, left[0], verb="removed", medium=True)
+                    inputs.add(left[0])  # several jobs re-pointed away from it: one finding
             elif suffix in (".sh", ".yaml") and cmd is not None:
                 gone = [t for t in silenced_targets(cmd, view.runs_of("base"),
                                                     view.runs_of("head"), adds.make)
                         if not _gone(t, adds) and not adds.runs.runs(cmd, t)
                         and not adds.moved_into(t, view.runs_of("head"))]
-                if gone and (targets(cmd) or not (adds.runs.runs(cmd, None)
-                                                  or adds.runs.makes(cmd, adds.make))):
+                if gone and not commented_back(cmd, added) and (targets(cmd) or not (
+                        adds.runs.runs(cmd, None) or adds.runs.makes(cmd, adds.make))):
                     hit = Hit(0, f"`{code[:80]}`", NOT_RUN, gone[0], verb="removed")
-            elif suffix == ".py" and (entry := _python_test_entry(changed, hunk, text)):
+            elif suffix == ".py" and (entry := python_test_entry(changed, hunk, text)):
                 if entry not in adds.names and entry.rsplit("/", 1)[-1] not in adds.names \
                         and not _gone(entry, adds) and \
-                        not any(_PY_ENTRY_RE.match(t) for t in added):
+                        not any(PY_ENTRY_RE.match(t) for t in added):
                     hit = Hit(0, f"`{code[:80]}`", NOT_RUN, entry, verb="removed",
                               where=" from the test list")
             elif is_list and not [t for t in added if t and not t.startswith("#")]:
@@ -229,71 +264,14 @@ def removal_hits(view: SilencingView, suffix: str, adds: PullRequestAdds,
                     (match := _DEF_TEST_RE.match(text)) and \
                     not any(_DEF_TEST_RE.match(t) for t in added):  # not renamed in place
                 name = match.group(1)
-                if name not in adds.words and not _defined_in_head(changed, name) and \
+                if name not in adds.words and not defined_in_head(changed, name) and \
                         not survives(name, added, adds.words, adds.lines) and not adds.never_listed(
                             changed.path, name):
                     hit = Hit(0, f"test `{name}`", NOT_RUN, name, verb="deleted",
                               medium=True)
             if hit is None or code in adds.lines:
                 continue  # nothing removed, or moved (a line added back elsewhere)
-            at = _head_line(hunk, line.old_no)
+            at = head_line_after(hunk, line.old_no)
             if at is not None:
                 yield Hit(at, hit.what, hit.why, hit.subject, at, hit.verb, hit.where,
                           hit.medium, True)
-
-
-def _yaml_test_item(hunk: Hunk, old_no: int | None, code: str) -> str | None:
-    """The test a removed YAML list item names (`- script: L2_Launch_llama`, `- test_x`,
-    `- run_gsm8k_test`), unless its list is a skip list (removing from it re-enables)."""
-    match = _YAML_ITEM_RE.match(code) if code.startswith("-") else None
-    if match is None or ("test" not in code.lower() and not match.group("key")):
-        return None
-    old_side = sides(hunk)[0]
-    at = next((i for i, (no, _, _) in enumerate(old_side) if no == old_no), None)
-    if at is None:
-        return None
-    width = indent_width(old_side[at][1])
-    for _, text, _ in reversed(old_side[:at]):
-        if text.strip() and indent_width(text) < width:
-            key = YAML_KEY_RE.match(text)
-            if key is None or skip_name(key.group("key")) or \
-                    key.group("key").lower() in ("exclude", "with", "env", "environment"):
-                return None
-            break
-    return match.group("value")
-
-
-def _test_module(path: str) -> bool:
-    name = path.rsplit("/", 1)[-1]
-    return name.startswith(("test_", "conftest")) or name.endswith("_test.py")
-
-
-def _python_test_entry(changed: ChangedFile, hunk: Hunk, text: str) -> str | None:
-    """The test a removed entry of a Python suite list names (`TestFile("test_x.py",
-    60),` in run_suite.py, `"tests/unit/test_y.py",`), outside test modules (where
-    strings are parametrizations) and skip lists."""
-    if _test_module(changed.path):
-        return None
-    match = _PY_ENTRY_RE.match(text)
-    if match is None:
-        return None
-    old_side = sides(hunk)[0]
-    width = indent_width(text)
-    at = next((i for i, (_, t, changed_) in enumerate(old_side) if changed_ and t == text),
-              len(old_side))
-    above = [t for _, t, _ in old_side[:at] if t.strip() and indent_width(t) < width]
-    holder = _PY_HOLDER_RE.match(above[-1]) if above else None
-    if holder is None or skip_name(holder.group(1)):
-        return None
-    return match.group(1)
-
-
-def _defined_in_head(changed: ChangedFile, name: str, shell: bool = False) -> bool:
-    """Whether the head still defines the test (unknown without the head text: a shell
-    test function is then taken as kept, a Python test as gone)."""
-    head = changed.head_text
-    if head is None:
-        return shell
-    pattern = (rf"^\s*(?:function\s+)?{re.escape(name)}\s*(?:\(\s*\)|\{{)" if shell
-               else rf"def\s+{re.escape(name)}\b")
-    return re.search(pattern, head, re.M) is not None

@@ -26,7 +26,9 @@ _WRAPPER_RE = re.compile(
 )
 _RUNNER_RE = re.compile(
     r"^(?:pytest|py\.test|torchrun|accelerate\s+launch|deepspeed|mpirun|go\s+test|ctest|"
-    r"make\s+\S*test\S*|(?:bash|sh)\s+\S*test\S*|python\d?(?:\.\d+)?\s+\S*(?:test|suite)\S*|"
+    r"make\s+\S*test\S*|(?:bash|sh)\s+\S*test\S*|"
+    # `python -u tests/…/generation_mm.py`: interpreter flags before the script.
+    r"python\d?(?:\.\d+)?\s+(?:-[A-Za-z]{1,3}\s+){0,3}\S*(?:test|suite)\S*|"
     r"\.?/?\S*test\S*\.sh)\b"
 )
 _TOKEN_RE = re.compile(r"[^\s\"'`;|&()]+")
@@ -136,6 +138,10 @@ class Runs:
         return any(make.runs(name, wanted[0]) for text, _, _ in self.commands
                    for name in _make_targets(text))
 
+    def count(self, target: str) -> int:
+        """How many of these commands name `target` itself."""
+        return len(self._index[1].get(target.rstrip("/"), ()))
+
     def runs(self, cmd: str, target: str | None) -> bool:
         """Whether these commands run `target` (or, without a path, this very command)."""
         texts, by_path = self._index
@@ -167,3 +173,30 @@ def silenced_targets(cmd: str, base: Runs, head: Runs,
         gone = base.runs(cmd, None) and not head.runs(cmd, None)
         return [cmd] if gone and not head.makes(cmd, make) else []
     return [t for t in named if base.runs(cmd, t) and not head.runs(cmd, t)]
+
+
+def dropped_invocation(cmd: str, base: Runs, head: Runs) -> list[str]:
+    """The script of a commented-out `cmd` when the head still invokes it by name, but
+    fewer times than the base did and never as `cmd`: one of its invocations (a model
+    card, a config) is the one commented out, even where the PR also edited its
+    arguments (`27b` → `4b`). Not a script a directory run now covers whole."""
+    named = targets(cmd)
+    if not named or head.runs(cmd, None):
+        return []
+    script = named[0]
+    return [script] if 0 < head.count(script) < base.count(script) else []
+
+
+def commented_back(cmd: str, added: Iterable[str]) -> bool:
+    """Whether one of the `added` lines comments out an invocation of `cmd`'s script
+    (the commented-out detector reports that one, with its edited arguments)."""
+    named = targets(cmd)
+    if not named:
+        return False
+    for text in added:
+        code = text.strip()
+        if code.startswith("#") and named[0] in code:
+            back = command(code.lstrip("#").strip())
+            if back is not None and named[0] in targets(back):
+                return True
+    return False

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.core.globs import glob_match
-from bot.core.surfaces import _DEFAULT_GLOBS, NOT_SURFACES, classify, surface_table
+from bot.core.surfaces import _DEFAULT_GLOBS, NOT_SURFACES, RENDERED, classify, surface_table
 
 
 def _glob_by_glob(path: str, table: Mapping[str, Sequence[str]]) -> str | None:
@@ -19,7 +19,8 @@ def _glob_by_glob(path: str, table: Mapping[str, Sequence[str]]) -> str | None:
                 continue
             if glob in _DEFAULT_GLOBS:
                 if vetoed is None:
-                    vetoed = any(glob_match(veto, path) for veto in NOT_SURFACES)
+                    vetoed = any(glob_match(veto, path) for veto in NOT_SURFACES) and not any(
+                        glob_match(rendered, path) for rendered in RENDERED)
                 if vetoed:
                     continue
             return surface
@@ -28,7 +29,8 @@ def _glob_by_glob(path: str, table: Mapping[str, Sequence[str]]) -> str | None:
 
 SEGMENT = st.sampled_from([
     ".github", "workflows", "ci.yml", "tests", "test", "evals", "configs", "m.yaml", "docs",
-    "README.md", "test_x.py", "x_test.py", "conftest.py", "Dockerfile", "docker", "run.sh",
+    "README.md", "report_template.md", "test_x.py", "x_test.py", "conftest.py", "Dockerfile",
+    "docker", "run.sh",
     ".buildkite", "pipeline.yaml", "ISSUE_TEMPLATE", "dependabot.yml", "lm-eval", "a.png",
     "scripts", "ci", "x.py", "accuracy.json", ".jenkins", "Jenkinsfile", "bench.sh"])
 PATH = st.lists(SEGMENT, min_size=1, max_size=5).map("/".join)

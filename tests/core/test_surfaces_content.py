@@ -156,6 +156,19 @@ def test_prose_templates_and_bot_configs_are_not_surfaces(path: str) -> None:
     assert classify(path, TABLE) is None
 
 
+@pytest.mark.parametrize("path", [
+    "tests/e2e/models/report_template.md", "test/accuracy/Summary_Template.md",
+])
+def test_a_markdown_template_a_test_renders_is_a_test_surface(path: str) -> None:
+    assert classify(path, TABLE) == "test"
+
+
+@pytest.mark.parametrize("path", ["docs/report_template.md", ".github/PULL_REQUEST_TEMPLATE.md",
+                                  "tests/e2e/models/README.md"])
+def test_templates_outside_test_trees_stay_prose(path: str) -> None:
+    assert classify(path, TABLE) is None
+
+
 @pytest.mark.parametrize(("path", "surface"), [
     ("docker/requirements.txt", "container"), ("docker/gpu/Dockerfile", "container"),
     (".github/zizmor.yml", "ci-config"), (".github/workflows/a.yml", "workflow"),

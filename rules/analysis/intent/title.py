@@ -75,6 +75,20 @@ _CONTENT_TOPICS = frozenset({"logging", "report", "failure analysis"})
 # "P0 CI gate improvements": the subject names improvements, not a failure.
 _IMPROVE_RE = re.compile(r"^(?:improv\w*|enhanc\w*|polish\w*|hardening|tweaks?|nits?)$")
 _ALWAYS_STABILITY_RE = re.compile(r"^(?:flak\w*|deflak\w*|unflak\w*|quarantin\w*)$")
+# CI named anywhere in the subject ("Fix deepseek v2 failing + update CI …"): the fixed
+# failure is CI's, as under a `[CI]` tag. Not "job" or "workflow": product words too.
+_CI_WORD_RE = re.compile(r"^(?:ci|cicd|ci/cd|nightly|buildkite)$")
+_UPSTREAM_RE = re.compile(r"^upstream$")
+
+
+def _fixed_ci_failure(found: list[str], parts: list[list[str]]) -> bool:
+    """A fixed failure that the subject ties to CI without a CI noun beside it: CI named
+    in another clause, or a break upstream introduced ("Fix the failing introduced by
+    upstream 22685"), the spelled-out `[FIX_DUE_UPSTREAM]` tag: a plugin's CI runs
+    against upstream's head."""
+    fixed = [p for p in parts if near(p, FIX_RE, FAILURE_RE)]
+    return bool(fixed) and (any_word(found, _CI_WORD_RE)
+                            or any(any_word(p, _UPSTREAM_RE) for p in fixed))
 
 
 @dataclass(frozen=True)
@@ -153,9 +167,12 @@ def judge_title(title: str, ci_diff: bool = False) -> Verdict:
     stable = _stability(found, parts, parsed.ci_label) or (
         ci_diff and (fix_verb or parsed.fix_type) and any_word(found, _EXHAUSTED_RE))
     failing = near_in(parts, FAILURE_RE, CI_NOUN_RE) or (
-        parsed.ci_label and any_word(found, FAILURE_RE)) or _BROKE_RE.search(parsed.subject)
+        parsed.ci_label and any_word(found, FAILURE_RE)) or _BROKE_RE.search(parsed.subject) \
+        or _fixed_ci_failure(found, parts)
     # `fix:` / `fix(scope):` is the fix verb of the subject's first clause.
     lead = [["fix", *parts[0]], *parts[1:]] if parsed.fix_type and parts else parts
+    if len(lead) > 1 and len(lead[0]) == 1 and FIX_RE.match(lead[0][0]):
+        lead = [lead[0] + lead[1], *lead[2:]]  # "Fix and refactor CI testing": one object
     topics = f"{parsed.tags}\n{parsed.subject}"
     main = found[0] if found else ""
     topic = meta_topic(topics)

@@ -19,6 +19,11 @@ _PHRASES = (
     (re.compile(r"\bout[- ]of[- ]memory\b|\boom(?:s|ed|ing|-ing)\b|\boom-?kill\w*"), " oom "),
     (re.compile(r"\btim(?:ed|ing|es)[- ]out\b|\btime[- ]outs?\b"), " timeout "),
     (re.compile(r"\bwork[- ]around\b"), " workaround "),
+    # "Remove the X workaround in the tests": the fix is the object of the removal, a
+    # cleanup once the bug it worked around is fixed (not "remove X to work around …").
+    (re.compile(r"\b((?:remov|delet|drop|revert|undo|retir)\w*|clean(?:s|ed|ing)? up|"
+                r"get(?:s|ting)? rid of)((?:\s+(?!to\b|and\b|or\b)[\w.-]+){0,4}?)\s+"
+                r"(?:workarounds?|hotfix(?:es)?|hacks?|wars?)\b"), r"\1\2 oldpatch"),
     (re.compile(r"\bde-flak"), "deflak"),
     (re.compile(r"\bre-tun"), "retun"),
     (re.compile(r"\bregression[- ]tests?\b"), "regressiontest"),

@@ -7,10 +7,11 @@ from rules.analysis.prtext.explains import (
     description_explains,
     description_relocates,
     gives_reason,
+    prose_sentences,
 )
 from rules.analysis.prtext.references import DescriptionLinks, dedup_evidence, issue_link
 
 __all__ = [
     "DescriptionLinks", "dedup_evidence", "description_explains", "description_relocates",
-    "failure_evidence", "gives_reason", "issue_link", "stress_statistics",
+    "failure_evidence", "gives_reason", "issue_link", "prose_sentences", "stress_statistics",
 ]

@@ -62,7 +62,7 @@ _BLOCK_SPLIT_RE = re.compile(r"\n\s*\n|\n(?=\s*(?:[-*+]|\d+[.)])\s)")
 _PROSE_SENTENCE_RE = re.compile(r"(?<=[.!?;])\s+")
 
 
-def _prose_sentences(text: str) -> list[str]:
+def prose_sentences(text: str) -> list[str]:
     """Sentences of a description whose lines are hard-wrapped (commit messages): a
     paragraph or list item is unwrapped before it is split."""
     out: list[str] = []
@@ -81,7 +81,7 @@ def description_relocates(pr_text: str, subjects: Iterable[str],
     wanted = [_normalize(s) for s in subjects if len(s) >= 4]
     if not wanted or not pr_text:
         return None
-    for sentence in _prose_sentences(pr_text[:200_000])[:2_000]:
+    for sentence in prose_sentences(pr_text[:200_000])[:2_000]:
         normalized = _normalize(sentence)
         if any(w in normalized for w in wanted) and _RELOCATED_RE.search(sentence) and \
                 _REMOVING_RE.search(sentence) and failing.search(sentence) is None:

@@ -1,0 +1,93 @@
+"""The test a removed line names, for silencing by deletion: a YAML list item
+(`- script: L2_x`), a Python suite-list entry (`TestFile("test_x.py", 60),`), and whether
+the head still defines a removed test."""
+
+from __future__ import annotations
+
+import re
+
+from bot.core.snapshot import ChangedFile, Hunk
+from rules.analysis.lines import indent_width, sides
+from rules.silenced_test.line_structure import YAML_KEY_RE
+from rules.silenced_test.silencing_detectors import skip_name
+
+# `- script: L2_x`, `- test: x`, `- tests/x/test_y.py`, `- run_x_test` (one word).
+YAML_ITEM_RE = re.compile(
+    r"^-\s+(?:(?P<key>script|test|test_name|test-name|suite|test_suite|test-suite|test_file)"
+    r"\s*:\s*)?[\"']?(?P<value>[\w./-]{3,120})[\"']?\s*$")
+# An entry line of a Python suite list: a call or a string naming a test file or id.
+PY_ENTRY_RE = re.compile(
+    r"^\s*(?:[A-Za-z_][\w.]*\(\s*)?[\"']([\w./:-]*test[\w./:\[\]-]*)[\"']\s*[,)]", re.I)
+# A reusable workflow's test input (`with:` → `tests: tests/e2e/nightly/test_x.py`), the
+# paths a job runs: re-pointed to another test, the old one runs nowhere.
+_TEST_INPUT_RE = re.compile(
+    r"^(?P<key>tests?|test[-_](?:files?|paths?|targets?|modules?))\s*:\s*[\"']?"
+    r"(?P<value>[^\"'#|>]+?)[\"']?\s*(?:#.*)?$")
+_PATH_RE = re.compile(r"[\w./-]*test[\w./-]*(?:\.py|/)(?:::[\w\[\]-]+)?")
+# The list holding it: `name = [`, `"suite-name": [`, `name=[`.
+_PY_HOLDER_RE = re.compile(r"^\s*[\"']?([\w.-]+)[\"']?\s*(?::[^=]*)?[:=]\s*[\[({]")
+
+
+def yaml_test_item(hunk: Hunk, old_no: int | None, code: str) -> str | None:
+    """The test a removed YAML list item names (`- script: L2_Launch_llama`, `- test_x`,
+    `- run_gsm8k_test`), unless its list is a skip list (removing from it re-enables)."""
+    match = YAML_ITEM_RE.match(code) if code.startswith("-") else None
+    if match is None or ("test" not in code.lower() and not match.group("key")):
+        return None
+    old_side = sides(hunk)[0]
+    at = next((i for i, (no, _, _) in enumerate(old_side) if no == old_no), None)
+    if at is None:
+        return None
+    width = indent_width(old_side[at][1])
+    for _, text, _ in reversed(old_side[:at]):
+        if text.strip() and indent_width(text) < width:
+            key = YAML_KEY_RE.match(text)
+            if key is None or skip_name(key.group("key")) or \
+                    key.group("key").lower() in ("exclude", "with", "env", "environment"):
+                return None
+            break
+    return match.group("value")
+
+
+def test_module(path: str) -> bool:
+    name = path.rsplit("/", 1)[-1]
+    return name.startswith(("test_", "conftest")) or name.endswith("_test.py")
+
+
+def python_test_entry(changed: ChangedFile, hunk: Hunk, text: str) -> str | None:
+    """The test a removed entry of a Python suite list names (`TestFile("test_x.py",
+    60),` in run_suite.py, `"tests/unit/test_y.py",`), outside test modules (where
+    strings are parametrizations) and skip lists."""
+    if test_module(changed.path):
+        return None
+    match = PY_ENTRY_RE.match(text)
+    if match is None:
+        return None
+    old_side = sides(hunk)[0]
+    width = indent_width(text)
+    at = next((i for i, (_, t, changed_) in enumerate(old_side) if changed_ and t == text),
+              len(old_side))
+    above = [t for _, t, _ in old_side[:at] if t.strip() and indent_width(t) < width]
+    holder = _PY_HOLDER_RE.match(above[-1]) if above else None
+    if holder is None or skip_name(holder.group(1)):
+        return None
+    return match.group(1)
+
+
+def defined_in_head(changed: ChangedFile, name: str, shell: bool = False) -> bool:
+    """Whether the head still defines the test (unknown without the head text: a shell
+    test function is then taken as kept, a Python test as gone)."""
+    head = changed.head_text
+    if head is None:
+        return shell
+    pattern = (rf"^\s*(?:function\s+)?{re.escape(name)}\s*(?:\(\s*\)|\{{)" if shell
+               else rf"def\s+{re.escape(name)}\b")
+    return re.search(pattern, head, re.M) is not None
+
+
+def test_input_paths(code: str) -> list[str]:
+    """The test paths a `tests:` input line names (`tests: tests/e2e/test_x.py`)."""
+    match = _TEST_INPUT_RE.match(code)
+    if match is None:
+        return []
+    return [p.split("::", 1)[0] for p in _PATH_RE.findall(match.group("value"))][:8]

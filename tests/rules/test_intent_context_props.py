@@ -1,0 +1,85 @@
+"""Property tests for where a title's fixed failure gets its CI context (rules/analysis/
+intent): CI named in another clause, a break upstream introduced, a fix verb sharing its
+object ("Fix and refactor CI testing"); and a workaround that a title removes is cleanup."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rules.analysis.intent import ci_fix_phrase
+
+subject = st.builds(
+    lambda stem, n, tail: f"{stem}{n}{tail}",
+    st.sampled_from(("glm", "qwen", "llama", "deepseek_v", "gemma", "mixtral", "phi")),
+    st.integers(min_value=1, max_value=99),
+    st.sampled_from(("", "-tp2", "_moe", "-fp8", "-vl")),
+)
+number = st.integers(min_value=100, max_value=99999)
+
+
+@settings(max_examples=200, deadline=None)
+@given(subject, number, st.sampled_from((
+    "Fix the failing introduced by upstream {n}",
+    "Fix {s} failure caused by upstream #{n}",
+    "fix the {s} breakage from upstream PR {n}",
+    "Resolve errors introduced by the upstream {s} refactor",
+)))
+def test_a_fixed_break_upstream_introduced_is_a_fix(name: str, n: int, template: str) -> None:
+    title = template.format(s=name, n=n)
+    assert ci_fix_phrase(title, "") is not None, title
+
+
+@settings(max_examples=200, deadline=None)
+@given(subject, st.sampled_from((
+    "Fix {s} failing + update CI with early exit",
+    "Fix {s} failure, make the nightly exit early",
+    "Fix {s} error and tidy the CI script",
+)))
+def test_a_fixed_failure_beside_a_named_ci_is_a_fix(name: str, template: str) -> None:
+    title = template.format(s=name)
+    assert ci_fix_phrase(title, "") is not None, title
+
+
+@settings(max_examples=200, deadline=None)
+@given(subject, number, st.sampled_from((
+    "Fix {s} loading failure and add a test",  # a product fix with its test
+    "Sync with upstream {n}",
+    "Port the upstream {s} change",
+    "Fix {s} error handling",
+    "Fix {s} failing on long prompts",
+)))
+def test_a_failure_without_ci_or_upstream_context_is_not(name: str, n: int, template: str) -> None:
+    title = template.format(s=name, n=n)
+    assert ci_fix_phrase(title, "") is None, title
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from(("Fix and refactor", "Fix and Refactoring", "fix and clean up")),
+       st.sampled_from(("CI testing", "the e2e tests", "the nightly workflow")))
+def test_a_fix_verb_shares_its_object_across_and(verbs: str, thing: str) -> None:
+    title = f"{verbs} {thing}"
+    assert ci_fix_phrase(title, "") is not None, title
+
+
+@settings(max_examples=200, deadline=None)
+@given(subject, st.sampled_from((
+    "[SpecDecode] Remove _disable_shardy_for_{s} workaround in speculative decoding tests",
+    "Remove the {s} workaround from the e2e test",
+    "Drop the old {s} hack in test_{s}.py",
+    "Revert the {s} hotfix in CI tests",
+    "clean up the {s} workaround in tests",
+)))
+def test_removing_a_workaround_is_cleanup(name: str, template: str) -> None:
+    title = template.format(s=name)
+    assert ci_fix_phrase(title, "") is None, title
+
+
+@settings(max_examples=100, deadline=None)
+@given(subject, st.sampled_from((
+    "Remove flag to work around the flaky {s} test",
+    "[CI] Remove {s} from the suite to workaround the failing nightly",
+)))
+def test_a_removal_that_works_around_a_failure_is_still_a_fix(name: str, template: str) -> None:
+    title = template.format(s=name)
+    assert ci_fix_phrase(title, "") is not None, title
