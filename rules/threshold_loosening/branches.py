@@ -32,10 +32,11 @@ from rules.threshold_loosening.removed import looser
 _SPACE_RE = re.compile(r"\s+")
 _EQ_RE = re.compile(r"^(.+?)\s*==\s*(.+)$")
 _IN_RE = re.compile(r"^(.+?)\s+in\s+[(\[{](.*)[)\]}]$")
-# An added line `branch_condition` can read starts so (`_MAY_BRANCH_RE` of pycode, at any
-# line start): one search of the file's added text rules out most files of a PR, whose
-# hunks would otherwise have every removed/added line pair read.
-_ADDED_BRANCH_RE = re.compile(r"^\s*(?:el)?if\s", re.M)
+# An added line `branch_condition` can read starts so (`_MAY_BRANCH_RE` of pycode, after
+# a newline): one search of the file's added text rules out most files of a PR, whose
+# hunks would otherwise have every removed/added line pair read. Led by a literal `\n`
+# rather than `^` in MULTILINE mode, which `re` tries at every character (2.4× slower).
+_ADDED_BRANCH_RE = re.compile(r"\n\s*(?:el)?if\s")
 
 
 @dataclass(frozen=True)
@@ -110,7 +111,8 @@ def _siblings(lines: Mapping[int, str], start: int, width: int) -> list[dict[str
 
 @memoized
 def _may_widen(changed: ChangedFile) -> bool:
-    return _ADDED_BRANCH_RE.search(changed.added_text) is not None
+    text = changed.added_text
+    return "if" in text and _ADDED_BRANCH_RE.search("\n" + text) is not None
 
 
 def widened_branches(changed: ChangedFile, hunk: Hunk, categories: Categories

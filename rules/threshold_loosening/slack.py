@@ -30,9 +30,10 @@ from rules.threshold_loosening.removed import AddedLines
 
 _SPACE_RE = re.compile(r"\s+")
 _ASSERT_RE = re.compile(r"^\s*assert\s+(.+)$")
-# A line `_comparison` reads starts so (`code_part` keeps a line's start): searched at
-# every line start of a hunk's added text at once.
-_ADDED_ASSERT_RE = re.compile(r"^\s*assert\s", re.M)
+# A line `_comparison` reads starts so (`code_part` keeps a line's start): searched after
+# every newline of a hunk's added text at once (a literal `\n` lead, not `^` in MULTILINE
+# mode, which `re` tries at every character).
+_ADDED_ASSERT_RE = re.compile(r"\n\s*assert\s")
 _TEXT = itemgetter(1)
 _COMPARE_RE = re.compile(r"(<=|>=|<|>)")
 _MEASURE_RE = re.compile(
@@ -86,8 +87,10 @@ def _loosens(ceiling: bool, op: str, amount: str) -> bool:
 
 def added_slack(hunk: Hunk) -> Iterator[Slack]:
     """Assertions of this hunk whose bound gained a slack, paired with the old line."""
-    if not hunk.removed or not hunk.added or _ADDED_ASSERT_RE.search(
-            "\n".join(map(_TEXT, hunk.added))) is None:
+    if not hunk.removed or not hunk.added:
+        return
+    added = "\n".join(map(_TEXT, hunk.added))
+    if "assert" not in added or _ADDED_ASSERT_RE.search("\n" + added) is None:
         return  # no added line is an `assert` statement (`self.assertEqual` is not one)
     olds: dict[tuple[str, str], tuple[str, str]] = {}
     for line in hunk.removed:
