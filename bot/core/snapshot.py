@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
 from itertools import chain, compress, repeat
@@ -31,7 +30,6 @@ class DiffLine(NamedTuple):
 
 _KIND = itemgetter(0)
 _TEXT = itemgetter(1)
-_OLD_NO = itemgetter(2)
 _NEW_NO = itemgetter(3)
 _NO_NUMBER = frozenset({None})
 _RUN_RES = {kind: re.compile(re.escape(kind.value) + "+") for kind in LineKind}
@@ -84,17 +82,6 @@ class Hunk:
                 found = tuple(compress(lines, map(is_, map(_KIND, lines), repeat(kind))))
             self.derived[name] = found
         return cast(tuple[DiffLine, ...], found)
-
-
-def _numbered(hunks: tuple[Hunk, ...], number: Callable[[DiffLine], int | None]
-              ) -> dict[int, str]:
-    """The hunks' lines that have a number on one side, by it, in order; built at C
-    speed (the other side's lines all land on the key None, dropped at the end)."""
-    lines = list(chain.from_iterable(hunk.lines for hunk in hunks))
-    found = cast("dict[int | None, str]", dict(zip(map(number, lines), map(_TEXT, lines),
-                                                   strict=True)))
-    found.pop(None, None)
-    return cast("dict[int, str]", found)
 
 
 @dataclass(frozen=True)
@@ -154,13 +141,23 @@ class ChangedFile:
     @cached_property
     def patch_head_lines(self) -> dict[int, str]:
         """Head-side lines the patch shows (added and context), by line number."""
-        return _numbered(self.hunks, _NEW_NO)
+        return {
+            line.new_no: line.text
+            for hunk in self.hunks
+            for line in hunk.lines
+            if line.new_no is not None
+        }
 
     @cached_property
     def patch_base_lines(self) -> dict[int, str]:
         """Base-side lines the patch shows (removed and context), by line number; like
         `patch_head_lines`, shared read-only by every analysis that asks."""
-        return _numbered(self.hunks, _OLD_NO)
+        return {
+            line.old_no: line.text
+            for hunk in self.hunks
+            for line in hunk.lines
+            if line.old_no is not None
+        }
 
     def head_line(self, number: int) -> str | None:
         """Text of a head-side line, from the full text or, failing that, the patch."""
