@@ -14,7 +14,6 @@ import re
 from bisect import bisect_left
 from collections.abc import Container, Iterator
 from functools import cached_property
-from operator import itemgetter
 
 from bot.core.repo_view import RepoView
 from bot.core.snapshot import ChangedFile, Hunk
@@ -28,7 +27,6 @@ from rules.silenced_test.suite_lists import never_listed
 from rules.silenced_test.test_commands import Runs, command, silenced_targets, targets
 
 _WORD_RE = re.compile(r"\w+")
-_TEXT = itemgetter(1)  # of a DiffLine
 # `- script: L2_x`, `- test: x`, `- tests/x/test_y.py`, `- run_x_test` (one word).
 _YAML_ITEM_RE = re.compile(
     r"^-\s+(?:(?P<key>script|test|test_name|test-name|suite|test_suite|test-suite|test_file)"
@@ -166,10 +164,8 @@ def may_remove_tests(changed: ChangedFile, suffix: str, fix_pr: bool) -> bool:
         return True
     if suffix == ".py" and _test_module(changed.path) and not fix_pr:
         return False
-    texts = list(map(_TEXT, changed.removed_lines))  # at C speed: asked of most files
-    if max(map(len, texts), default=0) > MAX_LINE:
-        texts = [text[:MAX_LINE] for text in texts]
-    return _runner_hint("\n".join(texts))
+    removed = "\n".join(line.text[:MAX_LINE] for line in changed.removed_lines)
+    return _runner_hint(removed)
 
 
 def removal_hits(view: SilencingView, suffix: str, adds: PullRequestAdds,
