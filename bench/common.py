@@ -17,6 +17,7 @@ class ProcessRun:
     seconds: float
     max_rss_mb: float
     returncode: int
+    cpu_seconds: float = 0.0  # user + system: steadier than wall time on a shared machine
 
 
 def run_process(argv: list[str], stdout_path: Path | None = None) -> ProcessRun:
@@ -31,7 +32,8 @@ def run_process(argv: list[str], stdout_path: Path | None = None) -> ProcessRun:
         if stdout_path:
             out.close()  # type: ignore[union-attr]
     proc.returncode = os.waitstatus_to_exitcode(status)
-    return ProcessRun(seconds, usage.ru_maxrss / 1024, proc.returncode)
+    return ProcessRun(seconds, usage.ru_maxrss / 1024, proc.returncode,
+                      usage.ru_utime + usage.ru_stime)
 
 
 def machine() -> str:

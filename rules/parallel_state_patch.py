@@ -10,11 +10,13 @@ from typing import Any, ClassVar
 from bot.core.findings import Finding, Severity
 from bot.core.snapshot import ChangedFile, PullRequestSnapshot
 from rules.analysis.lines import known_lines, openers
+from rules.analysis.literals import any_of
 from rules.analysis.siblings import sibling_texts
 from rules.base import Rule, RuleContext
 
 _TRIGGERS = ("parallel_state", "get_parallel", "_group", "Mock", "SimpleNamespace",
              "return_value", "patch", "setattr", "lambda", "_TP", "_EP", "_PP", "_DP")
+_ANY_TRIGGER = any_of(_TRIGGERS)  # asked of every test file's added text
 _ACCESSORS = (r"get_(?:tp|pp|dp|ep|world|moe_ep|moe_tp|attn_tp|attention_tp|tensor_model_parallel"
               r"|pipeline_model_parallel)_group|get_parallel")
 _PRIVATE = r"_[A-Z][A-Z0-9_]*"
@@ -89,8 +91,7 @@ class ParallelStatePatch(Rule):
     def check(self, ctx: RuleContext) -> Iterable[Finding]:
         hint = str(ctx.option("hint")).strip()
         for changed in ctx.files("test", "cpu-test"):
-            if not changed.path.endswith(".py") or not any(
-                    t in changed.added_text for t in _TRIGGERS):
+            if not changed.path.endswith(".py") or not _ANY_TRIGGER(changed.added_text):
                 continue
             for finding in self._check_file(changed, hint):
                 if not _sibling_idiom(ctx.snapshot, changed.path, finding.key or ""):

@@ -7,7 +7,6 @@ every other command importing `Config`, would pay for nothing.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -171,5 +170,7 @@ class Reader:
 
 
 def close_match(name: str, known: Sequence[str]) -> str:
+    import difflib  # only for a misspelt name: every review imports this module
+
     guesses = difflib.get_close_matches(name, list(known), n=1)
     return f" (did you mean `{guesses[0]}`?)" if guesses else ""

@@ -148,6 +148,17 @@ class ChangedFile:
             if line.new_no is not None
         }
 
+    @cached_property
+    def patch_base_lines(self) -> dict[int, str]:
+        """Base-side lines the patch shows (removed and context), by line number; like
+        `patch_head_lines`, shared read-only by every analysis that asks."""
+        return {
+            line.old_no: line.text
+            for hunk in self.hunks
+            for line in hunk.lines
+            if line.old_no is not None
+        }
+
     def head_line(self, number: int) -> str | None:
         """Text of a head-side line, from the full text or, failing that, the patch."""
         lines = self.head_lines

@@ -99,8 +99,15 @@ def surface_table(
 def classify(path: str, table: Mapping[str, Sequence[str]]) -> str | None:
     """The first surface with a glob matching `path` (a default glob only when no veto
     matches it), with one regex per surface for its own globs and one for its defaults."""
+    return _classified(path, tuple((k, tuple(v)) for k, v in table.items()))
+
+
+# Every path is asked twice in a review (when the patch is read, then by the engine):
+# the second answer is a lookup.
+@lru_cache(maxsize=8192)
+def _classified(path: str, table: tuple[tuple[str, tuple[str, ...]], ...]) -> str | None:
     vetoed: bool | None = None
-    for surface, own, defaults in _matchers(tuple((k, tuple(v)) for k, v in table.items())):
+    for surface, own, defaults in _matchers(table):
         if own is not None and own.match(path):
             return surface
         if defaults is not None and defaults.match(path):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
-from email.header import decode_header, make_header
 
 from bot.core.diff import FilePatch, iter_unified_diff
 from bot.core.limits import DEFAULT_LIMITS, ReviewLimits, file_size
@@ -22,6 +21,9 @@ def _format_patch_subject(text: str) -> str:
     if not match:
         return ""
     subject = re.sub(r"\n[ \t]+", " ", match.group(1)).strip()
+    # Imported here: only a format-patch mail has a subject, and `email` costs ~7 ms.
+    from email.header import decode_header, make_header
+
     try:
         return str(make_header(decode_header(subject)))
     except (ValueError, LookupError):

@@ -6,6 +6,7 @@
 - `intent`: CI-fix intent of a PR (title, squash subjects, description, labels).
 - `prtext`: the PR description: failure evidence, references, reasons.
 - `siblings`: base-revision texts of a file's siblings (the repository's conventions).
+- `literals`: whether a text holds any of a set of words, in one pass.
 
 `memo.memoized` keeps what these compute per hunk or file with the snapshot. An
 analysis only one rule needs lives in that rule's package instead.

@@ -123,10 +123,9 @@ def _side(changed: ChangedFile, head: bool) -> list[str]:
     if text is not None:
         lines = text[: _MAX_TEXT * 4].split("\n")
     else:
-        known = {(line.new_no if head else line.old_no): line.text
-                 for hunk in changed.hunks for line in hunk.lines}
-        known.pop(None, None)
-        numbers = [n for n in known if n is not None]
+        # The file's shared mappings (read-only): the lines the patch shows on this side.
+        known = changed.patch_head_lines if head else changed.patch_base_lines
+        numbers = list(known)
         lines = [""] * max(numbers, default=0)
         for n in numbers:
             lines[n - 1] = known[n]

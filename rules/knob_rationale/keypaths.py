@@ -65,24 +65,39 @@ def _within_one_run(hunk: Hunk, changes: Sequence[Change]) -> bool:
     opens a list item or a block or renames an item: their entry is the same on both
     sides (a path depends only on the lines above it), so the (costly) scan of the
     hunk's sides can be skipped."""
+    # Only lines up to the last paired line of their side matter: an opener below it is
+    # never above a pair's line. Both sides' numbers grow down the hunk.
+    last_old = max((c.old.line for c in changes if c.old is not None and c.new is not None),
+                   default=0)
+    last_new = max((c.new.line for c in changes if c.old is not None and c.new is not None),
+                   default=0)
     run = 0
+    old_done = new_done = False  # the side's last paired line is behind
     openers: list[tuple[bool, int, int]] = []  # (base side, position, indentation)
     olds: dict[int, tuple[int, int, int]] = {}  # line → (run, indentation, position)
     news: dict[int, tuple[int, int, int]] = {}
     for k, line in enumerate(hunk.lines):
-        if line.old_no is not None and line.new_no is not None:  # context ends a run
+        old_no, new_no = line.old_no, line.new_no
+        if old_no is not None and new_no is not None:  # context ends a run
+            if old_no >= last_old and new_no >= last_new:
+                break
             run += 1
             continue
+        if old_done if old_no is not None else new_done:
+            continue  # below its side's last paired line: neither a pair nor an opener
         text = line.text
         stripped = text.strip()
         indent = len(text) - len(text.lstrip())
-        old_no, new_no = line.old_no, line.new_no
         if stripped.startswith("-") or stripped.endswith(":") or _renames(stripped):
             openers.append((old_no is not None, k, indent))
         if old_no is not None:
             olds[old_no] = (run, indent, k)
+            old_done = old_no >= last_old
         elif new_no is not None:
             news[new_no] = (run, indent, k)
+            new_done = new_no >= last_new
+        if old_done and new_done:
+            break
     for change in changes:
         if change.old is None or change.new is None:
             continue

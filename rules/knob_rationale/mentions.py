@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 
 from rules.analysis.knobs import Change, normalize
 from rules.analysis.prtext import gives_reason
@@ -56,6 +57,7 @@ def _quoted(line: str) -> str:
     return line if len(line) <= 200 else line[:197] + "..."
 
 
+@lru_cache(maxsize=1024)
 def _short_name(short: str) -> re.Pattern[str]:
     """A short name as a word of its own, or glued to a value (`TP4`, `tp=4`)."""
     spaced = r"[\s_-]+".join(map(re.escape, short.split()))
@@ -74,6 +76,7 @@ def _reasoned(sentence: str, names: Sequence[re.Pattern[str]]) -> bool:
     return gives_reason(sentence) or _PURPOSE_RE.search(sentence) is not None
 
 
+@lru_cache(maxsize=1024)  # asked for every reported change: a PR repeats a few names
 def _name_pattern(name: str) -> re.Pattern[str]:
     words = [w for w in re.split(r"[\s_-]+", name) if w]
     return re.compile(r"[\s_-]*".join(map(re.escape, words)), re.I)
@@ -90,8 +93,8 @@ class Mentions:
 
     def explains(self, change: Change) -> str | None:
         new = change.new
-        if new is None:
-            return None
+        if new is None or not self._lines:
+            return None  # a PR text without a line names nothing
         shorts = abbreviations(new.name)
         own = [_name_pattern(n) for n in dict.fromkeys((new.raw, new.name, *shorts)) if n]
         found = self._short_with_reason(shorts, own) if shorts else None

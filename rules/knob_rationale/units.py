@@ -277,5 +277,4 @@ def _base_lines(changed: ChangedFile) -> Mapping[int, str]:
     full = changed.base_lines
     if full is not None:
         return dict(enumerate(full, start=1))
-    return {n: line.text for hunk in changed.hunks for line in hunk.lines
-            if (n := line.old_no) is not None}
+    return changed.patch_base_lines  # shared, read-only

@@ -8,6 +8,7 @@ from bot.core.findings import Confidence, Finding, Severity
 from bot.core.repo_view import RepoView
 from bot.core.snapshot import ChangedFile, PullRequestSnapshot
 from rules.analysis.lines import known_lines
+from rules.analysis.literals import any_of
 from rules.analysis.yamlscan import ITEM, YamlLine, YamlView, is_yaml, view
 from rules.base import Rule, RuleContext
 from rules.runtime_download.callers import callers_mitigate
@@ -30,6 +31,8 @@ from rules.runtime_download.novelty import (
 )
 
 _SURFACES = ("test", "cpu-test", "workflow", "ci-script", "eval-config")
+
+_ANY_FETCH_WORD = any_of(FETCH_WORDS)  # asked of every file's added text
 
 
 class RuntimeDownload(Rule):
@@ -79,7 +82,7 @@ class RuntimeDownload(Rule):
             if changed.path.lower().endswith((".md", ".txt", ".rst")):
                 continue
             # A fetch is only looked for on added lines naming one of these words.
-            if any(word in changed.added_text for word in FETCH_WORDS):
+            if _ANY_FETCH_WORD(changed.added_text):
                 if removed is None:
                     removed = removed_in_pr(ctx.snapshot)
                 yield from _FileCheck(self, changed, removed, ctx.snapshot.repo_view,

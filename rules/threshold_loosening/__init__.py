@@ -213,7 +213,7 @@ class ThresholdLoosening(Rule):
                     bounds.add(text)
                     found.append(Loose("dropped", text, gate.text, "", at, (at,),
                                         gate.subject))
-                for text, test, at in dropped_test_asserts(changed, hunk, added.spaced):
+                for text, test, at in dropped_test_asserts(changed, hunk, added):
                     if text not in bounds:
                         found.append(Loose("assertion", text, text, "", at, (at,), test,
                                             medium=True))

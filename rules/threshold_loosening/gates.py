@@ -26,7 +26,9 @@ _ASSERT_REV_RE = re.compile(rf"^\s*assert\s+({_NUM})\s*([<>]=?)\s*([^<>=!#,]+?)\
 _METHOD_RE = re.compile(r"\bassert(Greater|Less)(?:Equal)?\(")
 # A line of a joined side that the two `assert` patterns above could match: `\s*` may
 # run across blank lines, but only to an `assert` that starts its own line anyway.
-_ASSERT_START_RE = re.compile(r"^\s*assert\s", re.M)
+# A line starting `assert`, after a newline: searched over "\n" + a side's text (`^` in
+# MULTILINE mode would be tried at every character; a literal lead jumps to newlines).
+_ASSERT_START_RE = re.compile(r"\n\s*assert\s")
 _DEF_START_RE = re.compile(r"^\s*(?:async\s+)?def\s")
 _DEF_NAME_RE = re.compile(r"^\s*(?:async\s+)?def\s+(\w+)")
 
@@ -112,7 +114,7 @@ def _may_gate(side: Sequence[SideLine]) -> bool:
     if "assert" not in joined:
         return False  # a substring test first: the regex tries every position
     return ("assertGreater" in joined or "assertLess" in joined
-            or _ASSERT_START_RE.search(joined) is not None)
+            or _ASSERT_START_RE.search("\n" + joined) is not None)
 
 
 @memoized

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from operator import itemgetter
 
 from bot.core.snapshot import ChangedFile, Hunk
 from rules.analysis.knobs import Categories, Setting, extract, holds_yaml_keys, number
@@ -22,6 +23,8 @@ from rules.analysis.lines import indent_width, sides
 from rules.threshold_loosening.defaults import CodeKnowledge
 from rules.threshold_loosening.gates import head_line
 from rules.threshold_loosening.items import in_new_item, in_removed_item
+
+_TEXT = itemgetter(1)  # of a DiffLine
 
 
 @dataclass(frozen=True)
@@ -79,7 +82,7 @@ def dropped(
     if not hunk.removed or not holds_yaml_keys(changed.path):
         return
     gates = categories.gate_filter()
-    if not gates.present("\n".join(line.text for line in hunk.removed)):
+    if not gates.present("\n".join(map(_TEXT, hunk.removed))):
         return  # no removed line names a gate (most hunks): nothing to extract
     old_side, new_side = sides(hunk)
     base = [s for s in extract(old_side, gates, yaml_keys=True, python=False) if s.changed]

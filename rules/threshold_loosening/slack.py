@@ -19,15 +19,22 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from operator import itemgetter
 
 from bot.core.snapshot import ChangedFile, Hunk
 from rules.analysis.knobs import number
 from rules.analysis.lines import MAX_LINE, code_part, indent_width, known_lines
 from rules.analysis.pycode import split_args
 from rules.threshold_loosening.gates import head_line
+from rules.threshold_loosening.removed import AddedLines
 
 _SPACE_RE = re.compile(r"\s+")
 _ASSERT_RE = re.compile(r"^\s*assert\s+(.+)$")
+# A line `_comparison` reads starts so (`code_part` keeps a line's start): searched after
+# every newline of a hunk's added text at once (a literal `\n` lead, not `^` in MULTILINE
+# mode, which `re` tries at every character).
+_ADDED_ASSERT_RE = re.compile(r"\n\s*assert\s")
+_TEXT = itemgetter(1)
 _COMPARE_RE = re.compile(r"(<=|>=|<|>)")
 _MEASURE_RE = re.compile(
     r"mem|ram|byte|size|alloc|peak|usage|time|duration|elapsed|latency|second|gb|mb|kb|"
@@ -80,9 +87,11 @@ def _loosens(ceiling: bool, op: str, amount: str) -> bool:
 
 def added_slack(hunk: Hunk) -> Iterator[Slack]:
     """Assertions of this hunk whose bound gained a slack, paired with the old line."""
-    if not hunk.removed or not hunk.added or "assert" not in " ".join(
-            ln.text for ln in hunk.added):
+    if not hunk.removed or not hunk.added:
         return
+    added = "\n".join(map(_TEXT, hunk.added))
+    if "assert" not in added or _ADDED_ASSERT_RE.search("\n" + added) is None:
+        return  # no added line is an `assert` statement (`self.assertEqual` is not one)
     olds: dict[tuple[str, str], tuple[str, str]] = {}
     for line in hunk.removed:
         parsed = _comparison(line.text)
@@ -141,9 +150,10 @@ def _above(hunk: Hunk, old_no: int) -> int | None:
     return None
 
 
-def dropped_test_asserts(changed: ChangedFile, hunk: Hunk, pr_added: frozenset[str]
+def dropped_test_asserts(changed: ChangedFile, hunk: Hunk, pr_added: AddedLines
                          ) -> Iterator[tuple[str, str, int]]:
-    """(assertion, test name, head line) of assertions deleted from a test that stays."""
+    """(assertion, test name, head line) of assertions deleted from a test that stays.
+    The PR's added lines are read only for a hunk that gets that far (few do)."""
     if "test" not in changed.path.rsplit("/", 1)[-1] or not changed.path.endswith(".py"):
         return
     code = [ln for ln in hunk.removed if code_part(ln.text).strip()]
@@ -156,7 +166,7 @@ def dropped_test_asserts(changed: ChangedFile, hunk: Hunk, pr_added: frozenset[s
     head = "\n".join(lines.values())
     for removed in code:
         text = removed.text.strip()
-        if " ".join(text.split()) in pr_added:
+        if " ".join(text.split()) in pr_added.spaced:
             continue
         at, above = head_line(hunk, removed.old_no or 0), _above(hunk, removed.old_no or 0)
         if at is None or above is None:

@@ -130,12 +130,15 @@ def _skip_only_file(changed: ChangedFile) -> bool | None:
 
 def only_adds_skips(files: Sequence[ChangedFile]) -> bool:
     """The diff only skips or xfails tests, or comments them out, and changes nothing else."""
-    verdicts = []
+    skips = False
     for changed in files:
         if changed.status not in ("modified", "changed") or changed.patch_missing:
             return False
-        verdicts.append(_skip_only_file(changed))
-    return any(v is True for v in verdicts) and all(v is not False for v in verdicts)
+        verdict = _skip_only_file(changed)
+        if verdict is False:
+            return False  # one file that does anything else decides: no need to read on
+        skips = skips or verdict is True
+    return skips
 
 
 def ci_files_only(files: Sequence[ChangedFile]) -> bool:

@@ -56,11 +56,8 @@ def _side(changed: ChangedFile, head: bool) -> _Side:
         frozenset(map(_OLD_NO, changed.removed_lines)) - {None})
     if full is not None:
         return _Side(tuple(range(1, len(full) + 1)), dict(enumerate(full, 1)), marked)
-    if head:
-        texts = changed.patch_head_lines  # the same mapping, already built: read-only here
-    else:
-        texts = {n: line.text for hunk in changed.hunks for line in hunk.lines
-                 if (n := line.old_no) is not None}
+    # The file's own mappings, shared with other analyses: read-only here.
+    texts = changed.patch_head_lines if head else changed.patch_base_lines
     return _Side(tuple(sorted(texts)), texts, marked)
 
 
