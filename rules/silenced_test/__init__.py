@@ -11,7 +11,6 @@ from typing import Any, ClassVar
 from bot.core.findings import Confidence, Finding, Severity
 from bot.core.snapshot import ChangedFile
 from rules.analysis.lines import MAX_LINE, known_lines
-from rules.analysis.literals import any_of
 from rules.analysis.prtext import DescriptionLinks, description_relocates
 from rules.analysis.yamlscan import is_yaml
 from rules.base import Rule, RuleContext
@@ -19,7 +18,7 @@ from rules.silenced_test.backends import new_backends
 from rules.silenced_test.commented import commented_hit
 from rules.silenced_test.gates import tracked
 from rules.silenced_test.go_tests import go_hits
-from rules.silenced_test.line_structure import ANY_HINT, SilencingView
+from rules.silenced_test.line_structure import SilencingView, has_any_hint
 from rules.silenced_test.matrix_entries import matrix_entry_hits, says_taken_out
 from rules.silenced_test.pr_failing import says_failing
 from rules.silenced_test.removal_findings import one_per_line, subjects
@@ -135,7 +134,6 @@ def _owned(view: SilencingView, hit: Hit, yaml: bool) -> Iterator[Hit]:
                               where=hit.where or f" {preposition} `{owner[0]}`")
 
 
-_ANY_HINT = any_of(ANY_HINT)  # asked of every file's whole known text
 _ADVISORY_RE = re.compile(r"non-?blocking|advisory|informational|best[- ]effort", re.I)
 _MOVE_RE = re.compile(r"\b(?:mov(?:e|es|ed|ing)|migrat\w*|relocat\w*)\b", re.I)
 class SilencedTest(Rule):
@@ -251,7 +249,7 @@ class SilencedTest(Rule):
         for changed in [*ctx.files(*surfaces), *go_tests]:
             known = _known_text(changed)
             lowered = known.lower()
-            hinted = "#" in changed.added_text or _ANY_HINT(lowered)
+            hinted = "#" in changed.added_text or has_any_hint(lowered)
             removes = bool(changed.removed_lines) and may_remove_tests(
                 changed, _suffix(changed), fix_pr)
             entries = bool(taken_out and changed.removed_lines) and _suffix(changed) == ".yaml"

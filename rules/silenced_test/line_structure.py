@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from bot.core.snapshot import ChangedFile
 from rules.analysis.lines import MAX_LINE, code_part, indent_width, known_lines
+from rules.analysis.literals import any_of
 from rules.silenced_test.test_commands import Runs, side_runs
 
 if TYPE_CHECKING:
@@ -50,6 +51,7 @@ ANY_HINT = ("skip", "xfail", "flaky", "retry", "disable", "expectedfailure", "ex
              "continue", "if:", "soft_fail", "automatic", "--deselect", "-k", "--reruns",
              "enabled", "require", "xit(", "pit(", "xdescribe(", "pdescribe(", "xcontext(",
              "pcontext(")
+has_any_hint = any_of(ANY_HINT)  # one pass over every file's whole known text
 IGNORE_ARG_RE = re.compile(
     r"(?P<flag>--ignore(?:-glob)?|--deselect)(?:=|\s+)(?P<v>[^\s\"',;)\]\\]+)"
 )
