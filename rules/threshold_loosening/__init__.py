@@ -19,6 +19,7 @@ from rules.analysis.knobs import (
     number,
     shared_filter,
 )
+from rules.analysis.model_identity import for_another_model
 from rules.analysis.prtext import failure_evidence
 from rules.analysis.pycode import bare_assignment
 from rules.base import Rule, RuleContext
@@ -136,8 +137,8 @@ class ThresholdLoosening(Rule):
         entry_budget = _MAX_ENTRY_FILES
         evidence: bool | None = None  # the description shows the failing run (on need)
         for changed in ctx.files():
-            if changed.status in ("added", "copied"):
-                continue
+            if changed.status in ("added", "copied") or for_another_model(changed):
+                continue  # a new config: its values are not a retune of old ones
             found: list[Loose] = []
             # Bounded: each file's check searches the PR's added text.
             if changed.removed_lines and entry_budget > 0:
