@@ -89,7 +89,7 @@ class ThresholdLoosening(Rule):
     (a config key or an `assert acc >= 0.6`), a gate added to an existing entry below
     the code's default, a two-sided `abs(x - ref) < tol` made one-sided, a `round()`
     added before a comparison, a value no longer a number (medium confidence), eval
-    entries removed.
+    entries removed (what stops running: a step, not a stage header merged away).
 
     Tolerances moved into names (`allclose(out, ref, 1e-4, 1e-5)` → `assert_close(out,
     ref, atol=ATOL, rtol=RTOL)`, `ATOL` set at module level, perhaps per device) are
@@ -103,7 +103,8 @@ class ThresholdLoosening(Rule):
 
     Tightening (a higher gate, a lower tolerance, a new or shorter timeout) is never
     flagged, nor are values that can't be compared (expressions, variables), values of
-    different list entries (`- model: a` and `- model: b`), gates of brand-new entries,
+    different list entries (`- model: a` and `- model: b`) or of a config moved to
+    another model (`llama-8b.yaml` → `llama-70b.yaml`), gates of brand-new entries,
     a dropped override whose code default is as strict, or keys the code documents as
     warnings-only. A tolerance name equal to or tighter than the literals it replaced,
     or looser only in a branch for a device the PR adds (a check the base never names),
