@@ -22,14 +22,20 @@ def _indent(text: str) -> int:
     return len(text) - len(text.lstrip())
 
 
+def _content(text: str) -> bool:
+    stripped = text.strip()
+    return bool(stripped) and not stripped.startswith("#")
+
+
 def _item(text: str) -> bool:
     return text.lstrip().startswith("- ") or text.strip() == "-"
 
 
 def _kept_after(changed: ChangedFile, hunk: Hunk, end: int) -> str | None:
-    """The first non-blank base line after the run ending at hunk.lines[end]."""
+    """The first base line after the run ending at hunk.lines[end] that is neither blank
+    nor a comment (a comment is nobody's child)."""
     for line in hunk.lines[end:]:
-        if line.kind is LineKind.CONTEXT and line.text.strip():
+        if line.kind is LineKind.CONTEXT and _content(line.text):
             return line.text
         if line.kind is LineKind.REMOVED:
             return None  # another run: read on its own
@@ -37,7 +43,7 @@ def _kept_after(changed: ChangedFile, hunk: Hunk, end: int) -> str | None:
     last = next((ln.old_no for ln in reversed(hunk.lines) if ln.old_no is not None), None)
     if base is None or last is None:
         return None
-    return next((text for text in base[last:last + _MAX_WALK] if text.strip()), None)
+    return next((text for text in base[last:last + _MAX_WALK] if _content(text)), None)
 
 
 def _replacing_indents(hunk: Hunk, end: int) -> set[int]:
