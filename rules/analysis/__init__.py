@@ -7,6 +7,7 @@
 - `prtext`: the PR description: failure evidence, references, reasons.
 - `siblings`: base-revision texts of a file's siblings (the repository's conventions).
 - `literals`: whether a text holds any of a set of words, in one pass.
+- `model_identity`: whether a one-model config now configures another model (a new config).
 
 `memo.memoized` keeps what these compute per hunk or file with the snapshot. An
 analysis only one rule needs lives in that rule's package instead.

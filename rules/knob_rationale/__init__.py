@@ -25,6 +25,7 @@ from rules.analysis.knobs import (
     unwrapped,
 )
 from rules.analysis.lines import known_lines, printed
+from rules.analysis.model_identity import for_another_model
 from rules.base import Rule, RuleContext
 from rules.knob_rationale.comments import own_comment
 from rules.knob_rationale.deviations import beside_baseline
@@ -162,7 +163,8 @@ class KnobRationale(Rule):
         followups = Followups(ctx.snapshot)
         asks: list[tuple[ChangedFile, list[Change]]] = []
         for changed in ctx.files():
-            if changed.status in ("added", "copied") or renamed_into_another_test(changed):
+            if changed.status in ("added", "copied") or renamed_into_another_test(
+                    changed) or for_another_model(changed):
                 continue  # a new config or test is reviewed as a whole, not as a retune
             asks += self._file(changed, wanted, union, (description, mentions), categories,
                                moved, ctx.snapshot, introduced, followups)

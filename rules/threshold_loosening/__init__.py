@@ -19,6 +19,7 @@ from rules.analysis.knobs import (
     number,
     shared_filter,
 )
+from rules.analysis.model_identity import for_another_model
 from rules.analysis.prtext import failure_evidence
 from rules.analysis.pycode import bare_assignment
 from rules.base import Rule, RuleContext
@@ -88,7 +89,7 @@ class ThresholdLoosening(Rule):
     (a config key or an `assert acc >= 0.6`), a gate added to an existing entry below
     the code's default, a two-sided `abs(x - ref) < tol` made one-sided, a `round()`
     added before a comparison, a value no longer a number (medium confidence), eval
-    entries removed.
+    entries removed (what stops running: a step, not a stage header merged away).
 
     Tolerances moved into names (`allclose(out, ref, 1e-4, 1e-5)` → `assert_close(out,
     ref, atol=ATOL, rtol=RTOL)`, `ATOL` set at module level, perhaps per device) are
@@ -102,7 +103,8 @@ class ThresholdLoosening(Rule):
 
     Tightening (a higher gate, a lower tolerance, a new or shorter timeout) is never
     flagged, nor are values that can't be compared (expressions, variables), values of
-    different list entries (`- model: a` and `- model: b`), gates of brand-new entries,
+    different list entries (`- model: a` and `- model: b`) or of a config moved to
+    another model (`llama-8b.yaml` → `llama-70b.yaml`), gates of brand-new entries,
     a dropped override whose code default is as strict, or keys the code documents as
     warnings-only. A tolerance name equal to or tighter than the literals it replaced,
     or looser only in a branch for a device the PR adds (a check the base never names),
@@ -136,8 +138,8 @@ class ThresholdLoosening(Rule):
         entry_budget = _MAX_ENTRY_FILES
         evidence: bool | None = None  # the description shows the failing run (on need)
         for changed in ctx.files():
-            if changed.status in ("added", "copied"):
-                continue
+            if changed.status in ("added", "copied") or for_another_model(changed):
+                continue  # a new config: its values are not a retune of old ones
             found: list[Loose] = []
             # Bounded: each file's check searches the PR's added text.
             if changed.removed_lines and entry_budget > 0:

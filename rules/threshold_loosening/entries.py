@@ -8,7 +8,9 @@ in an eval context (the file's path or the list's name says accuracy/eval/gsm8k/
   before the list on one removed and one added line, unless the PR adds an eval file
   (the job moved to a new workflow);
 - whole entries removed (a `TestFile(... "TestModelAccuracy.test_x" ...)` block), whose
-  quoted names appear on no added line of the PR (a moved entry is not removed).
+  quoted names appear on no added line of the PR (a moved entry is not removed). A YAML
+  list item counts only when removed with everything under it (`yaml_items`): stage
+  headers removed to merge stages remove no step.
 
 Skip and exclude lists are the opposite (removing from them restores coverage) and are
 never read. A field dropped from one record (`"lm_eval_extra_model_args": "…",` inside one
@@ -24,6 +26,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from bot.core.snapshot import ChangedFile, Hunk, LineKind
+from rules.threshold_loosening.yaml_items import enclosing, whole_items
 
 _EVAL_RE = re.compile(
     r"accuracy|(?<![a-z])evals?(?![a-z])|evaluat|gsm8k|mmlu|lm[-_]?eval|humaneval|gpqa|aime",
@@ -149,12 +152,22 @@ def _removed_blocks(hunk: Hunk, words: AddedWords, eval_path: bool,
         start = i
         while i < len(lines) and lines[i].kind is LineKind.REMOVED:
             i += 1
-        if any(line.kind is LineKind.ADDED for line in lines[i:i + 1]):
+        # A YAML list keeps its items whole or not at all: a stage header removed
+        # over kept steps removes nothing; a step removed beside it does.
+        spans = whole_items(changed, hunk, start, i)
+        if spans is None and any(line.kind is LineKind.ADDED for line in lines[i:i + 1]):
             continue  # replaced in place: a change, read by the knob analyses
         opener = _opener(hunk, start)
-        if opener is None or _SKIP_RE.search(opener[0]):
+        if opener is None or _SKIP_RE.search(opener[0]) or spans == []:
             continue
-        block = [line.text for line in lines[start:i]]
+        where = opener[0].rstrip(":=[({ ") or "list"
+        if spans is None:
+            block = [line.text for line in lines[start:i]]
+        else:
+            block = [lines[j].text for a, b in spans for j in range(a, b)]
+            key = enclosing(changed, hunk, spans[0][0])
+            if key is not None and not _SKIP_RE.search(key):
+                where = key
         if any(_SKIP_RE.search(text) for text in block):
             continue
         if _fields_of_surviving_records(block, changed):
@@ -175,8 +188,7 @@ def _removed_blocks(hunk: Hunk, words: AddedWords, eval_path: bool,
         # The most specific name of each entry: the one naming the eval case.
         named = [n for n in gone if _EVAL_RE.search(n) and "." in n and "/" not in n] or gone
         if named:
-            yield Removed(opener[0].rstrip(":=[({ ") or "list", tuple(dict.fromkeys(named)),
-                          opener[1])
+            yield Removed(where, tuple(dict.fromkeys(named)), opener[1])
 
 
 def removed_entries(changed: ChangedFile, words: AddedWords) -> list[Removed]:
