@@ -70,7 +70,7 @@ class Settings:
     review_threads: int = 2
     # The most one review reads; a repository's `limits:` may only lower it.
     review_limits: ReviewLimits = DEFAULT_LIMITS
-    intake_process: bool = True  # intake's writer process (bot/store/intake_process.py)
+    intake_process: bool = False  # intake's writer process (bot/store/intake_process.py)
 
     def __repr__(self) -> str:
         # Says which secrets are set without a single character of them.
@@ -155,7 +155,7 @@ class Settings:
             review_threads=2 if threads is None else threads,
             review_limits=ReviewLimits(max_files or DEFAULT_LIMITS.max_files,
                                        max_bytes or DEFAULT_LIMITS.max_bytes),
-            intake_process=writer != 0,
+            intake_process=writer == 1,
         )
 
 

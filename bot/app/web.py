@@ -84,7 +84,7 @@ def build_web_app(
 ) -> web.Application:
     """The aiohttp app. Deliveries are group-committed into `store`, or through
     `committer` when one is passed (tests share one to read its counters), or, with
-    `intake_process` (serve's default), by a writer process on `store`'s database
+    `intake_process` (CI_STABILITY_INTAKE_PROCESS=1), by a writer process on `store`'s database
     (bot/store/intake_process.py). `/metrics` is served here only behind
     `metrics_token` (bot/app/health.py)."""
     if isinstance(settings_or_secret, Settings):

@@ -183,12 +183,14 @@ def test_every_202_survives_a_kill_9_right_after_it_and_is_handled_once(
         [f"start {i} 1" for i in ids] + [f"finish {i}" for i in ids])
 
 
+@pytest.mark.parametrize("writer", ["0", "1"])
 @pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
 def test_every_202_survives_a_kill_9_in_mid_load(
-    tmp_path: Path, backend: str, request: pytest.FixtureRequest,
+    tmp_path: Path, backend: str, writer: str, request: pytest.FixtureRequest,
 ) -> None:
-    # The intake writer process confirms batches while requests keep coming: a SIGKILL
-    # at any moment may cut requests off, but never a 202 from its committed row.
+    # Batches are confirmed while requests keep coming (on the loop, on threads or by
+    # the intake writer process): a SIGKILL at any moment may cut requests off, but
+    # never a 202 from its committed row.
     db = request.getfixturevalue("pg_url") if backend == "postgresql" else str(
         tmp_path / "app.db")
     body = payload_bytes("pull_request.opened")
@@ -202,7 +204,8 @@ def test_every_202_survives_a_kill_9_in_mid_load(
             except OSError:  # the server is gone
                 return
 
-    with server(tmp_path, "finish", CI_STABILITY_DB=db, CI_STABILITY_WORKERS="0") as (
+    with server(tmp_path, "finish", CI_STABILITY_DB=db, CI_STABILITY_WORKERS="0",
+                CI_STABILITY_INTAKE_PROCESS=writer) as (
             proc, base, _), ThreadPoolExecutor(max_workers=8) as pool:
         lanes = [pool.submit(lane, n) for n in range(8)]
         poll(lambda: len(acked) >= 150, "150 deliveries acknowledged")
