@@ -216,7 +216,7 @@ def main() -> int:
                     trials[backend].append(_run(f"minimal#{t}", minimal_argv, base_env, None,
                                                 args, work))
                     continue
-                db = pg.url() if backend == "postgresql" else str(work / f"serve-{t}.db")
+                db = pg.url() if backend == "postgresql" else str(work / f"serve-{target}-{t}.db")
                 env = {**base_env, "GITHUB_APP_ID": "1", "GITHUB_PRIVATE_KEY_PATH": str(key),
                        "GITHUB_WEBHOOK_SECRET": SECRET, "CI_STABILITY_DB": db,
                        "CI_STABILITY_WORKERS": "0", "PYTHONPATH": str(ROOT),

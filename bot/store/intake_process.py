@@ -3,8 +3,8 @@
 Opt-in (`CI_STABILITY_INTAKE_PROCESS=1`): it pays only where a core is free for the
 writer. On a machine busier than its cores each hand-over (loop → writer → loop) waits
 for the scheduler, and with at most as many deliveries in flight as there are open
-requests, throughput fell to less than half of the in-loop group commit's
-(bench/RESULTS-intake.md, branch intake6).
+requests, throughput fell to 45-80 % of the in-loop group commit's (bench/RESULTS-intake.md,
+branch intake6).
 
 `serve` is one event loop, and under load it is bound by its own CPU per request.
 Writing the inbox (LZ4, the SQLite b-tree and WAL, psycopg's COPY) cost ~40 µs of
