@@ -34,6 +34,8 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
+import fcntl
 import logging
 import os
 import signal
@@ -42,7 +44,10 @@ import sys
 from collections.abc import Sequence
 
 from bot.store.base import NewDelivery, StoreError
+from bot.store.db import is_postgres_url
 from bot.store.group_commit import OnCommit
+from bot.store.postgres import PostgresStore
+from bot.store.sqlite import SqliteStore
 
 log = logging.getLogger("bot.store")
 
@@ -119,11 +124,8 @@ class IntakeProcess:
                 stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE)
             assert proc.stdin is not None and proc.stdout is not None
             pipe = proc.stdin.get_extra_info("pipe")
-            try:  # a bigger pipe: fewer wake-ups of the writer, larger batches
-                import fcntl
-                fcntl.fcntl(pipe.fileno(), _F_SETPIPE_SZ, _PIPE_BYTES)
-            except (OSError, ImportError, AttributeError):
-                pass
+            with contextlib.suppress(OSError, AttributeError):  # a bigger pipe: fewer
+                fcntl.fcntl(pipe.fileno(), _F_SETPIPE_SZ, _PIPE_BYTES)  # writer wake-ups
             self._proc = proc
             self._reader = asyncio.get_running_loop().create_task(self._read_replies(proc))
             self.restarts += 1
@@ -157,6 +159,8 @@ class IntakeProcess:
                 if kind == b"A":
                     flags = await proc.stdout.readexactly(count)
                     self._settle(count, [bool(b) for b in flags], None)
+                elif kind != b"E":
+                    raise ValueError(f"unknown reply {kind!r}")
                 else:
                     (size,) = struct.unpack("!I", await proc.stdout.readexactly(4))
                     why = (await proc.stdout.readexactly(size)).decode("utf-8", "replace")
@@ -165,6 +169,9 @@ class IntakeProcess:
                     self._settle(count, None, StoreError(why))
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
+        except Exception:  # a reader that died would leave every request waiting
+            log.exception("intake writer's replies unreadable; stopping it")
+            proc.kill()
         returncode = await proc.wait()
         if self._proc is proc:
             self._proc = None
@@ -189,7 +196,10 @@ class IntakeProcess:
             self.batches += 1
             self.rows += len(batch)
             if self.on_commit is not None:
-                self.on_commit([d for d, _ in batch], added)
+                try:  # metrics and a log line: never worth the reader's life
+                    self.on_commit([d for d, _ in batch], added)
+                except Exception:
+                    log.exception("intake on_commit failed")
 
     async def aclose(self) -> None:
         """End-of-file to the writer: it answers what it has and exits."""
@@ -213,9 +223,6 @@ class IntakeProcess:
 
 def intake_target(store: object) -> str | None:
     """The database a writer process can open for `store`; None for another kind."""
-    from bot.store.postgres import PostgresStore
-    from bot.store.sqlite import SqliteStore
-
     if isinstance(store, PostgresStore):
         return store.url
     return store.path if isinstance(store, SqliteStore) else None
@@ -229,17 +236,15 @@ def _write_all(fd: int, data: bytes) -> None:
 
 def run_writer(target: str, fd_in: int = 0, fd_out: int = 1) -> None:
     """The writer's loop: read what has arrived, commit it as one batch, answer."""
-    from bot.store import open_store
-
-    store = open_store(target)
+    # Off the loop, the fsync no longer stalls requests: every committed batch is on
+    # disk, not only in the page cache.
+    store = PostgresStore(target) if is_postgres_url(target) else SqliteStore(target, "FULL")
     # The replies' channel is private: anything else printing to stdout goes to stderr.
     fd_out, _ = os.dup(fd_out), os.dup2(2, fd_out)
     try:
         if not store.db.postgres:
-            # Off the loop, the fsync no longer stalls requests: every committed batch
-            # is on disk, not only in the page cache. The parent's store copies the WAL
-            # into the file (SqliteStore.offload_checkpoints), so no commit here does.
-            store.db.execute("PRAGMA synchronous = FULL")
+            # The parent's store copies the WAL into the file
+            # (SqliteStore.offload_checkpoints), so no commit here does.
             store.db.execute("PRAGMA wal_autocheckpoint = 0")
         buffer = bytearray()
         while chunk := os.read(fd_in, _READ_BYTES):
