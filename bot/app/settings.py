@@ -70,6 +70,7 @@ class Settings:
     review_threads: int = 2
     # The most one review reads; a repository's `limits:` may only lower it.
     review_limits: ReviewLimits = DEFAULT_LIMITS
+    intake_process: bool = False  # intake's writer process (bot/store/intake_process.py)
 
     def __repr__(self) -> str:
         # Says which secrets are set without a single character of them.
@@ -119,6 +120,7 @@ class Settings:
         buildkite_url = reader.parse("BUILDKITE_API_URL", _http_url)
         metrics_port = reader.parse("METRICS_PORT", _metrics_port)
         threads = reader.parse("CI_STABILITY_REVIEW_THREADS", _int_between(1, 64))
+        writer = reader.parse("CI_STABILITY_INTAKE_PROCESS", _int_between(0, 1))
         max_files = reader.parse("CI_STABILITY_MAX_FILES", _int_between(1, HARD_MAX_FILES))
         max_bytes = reader.parse("CI_STABILITY_MAX_BYTES", _int_between(MIN_BYTES, HARD_MAX_BYTES))
         bot_login = reader.raw("CI_STABILITY_BOT_LOGIN")
@@ -153,6 +155,7 @@ class Settings:
             review_threads=2 if threads is None else threads,
             review_limits=ReviewLimits(max_files or DEFAULT_LIMITS.max_files,
                                        max_bytes or DEFAULT_LIMITS.max_bytes),
+            intake_process=writer == 1,
         )
 
 

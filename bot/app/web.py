@@ -47,6 +47,7 @@ from bot.app.signed_body import signature_for as signature_for
 from bot.app.signed_body import signature_ok as signature_ok
 from bot.store import GroupCommitter, NewDelivery, Store
 from bot.store.delivery_fields import DeliveryFields, scan_prefix
+from bot.store.intake_process import IntakeProcess, intake_target
 
 log = logging.getLogger("bot.web")
 
@@ -79,10 +80,13 @@ def build_web_app(
     committer: GroupCommitter | None = None,
     max_body_bytes: int = MAX_BODY_BYTES,
     metrics_token: str | None = None,
+    intake_process: bool = False,
 ) -> web.Application:
     """The aiohttp app. Deliveries are group-committed into `store`, or through
-    `committer` when one is passed (tests share one to read its counters). `/metrics`
-    is served here only behind `metrics_token` (bot/app/health.py)."""
+    `committer` when one is passed (tests share one to read its counters), or, with
+    `intake_process` (CI_STABILITY_INTAKE_PROCESS=1), by a writer process on `store`'s database
+    (bot/store/intake_process.py). `/metrics` is served here only behind
+    `metrics_token` (bot/app/health.py)."""
     if isinstance(settings_or_secret, Settings):
         secret = settings_or_secret.webhook_secret.encode()
         debounce = settings_or_secret.debounce_seconds
@@ -97,7 +101,9 @@ def build_web_app(
         raise ValueError("a webhook secret is required: unsigned deliveries are never accepted")
     metrics.watch_store(store)
     store.offload_checkpoints()  # intake's commits run on the loop: no fsync in them
-    group_commit = committer or GroupCommitter(store)
+    target = intake_target(store) if intake_process and committer is None else None
+    group_commit: GroupCommitter | IntakeProcess = (
+        committer or (IntakeProcess(target) if target else GroupCommitter(store)))
     intake = _Intake(secret, group_commit, worker, metrics, accepts, debounce, clock,
                      max_body_bytes)
     group_commit.on_commit = intake.committed
@@ -112,17 +118,24 @@ def build_web_app(
         app[TOKEN_KEY] = metrics_token
         app.router.add_get("/metrics", metrics_page)
 
+    async def start_committer(_: web.Application) -> None:
+        if isinstance(group_commit, IntakeProcess):
+            await group_commit.start()
+
     async def close_committer(_: web.Application) -> None:
+        if isinstance(group_commit, IntakeProcess):
+            await group_commit.aclose()
         group_commit.close()
         log.info("intake closed", extra=group_commit.stats())
 
+    app.on_startup.append(start_committer)
     app.on_cleanup.append(close_committer)
     return app
 
 
 class _Intake:
     def __init__(
-        self, secret: bytes, committer: GroupCommitter, worker: Worker | None,
+        self, secret: bytes, committer: GroupCommitter | IntakeProcess, worker: Worker | None,
         metrics: Metrics, accepts: EventFilter, debounce: float, clock: Callable[[], float],
         max_body_bytes: int,
     ) -> None:

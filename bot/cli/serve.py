@@ -103,7 +103,8 @@ async def serve(
                                       settings, store, metrics)
         worker = Worker(store, handler, settings.workers, settings.max_attempts,
                         metrics=metrics)
-        web_app = build_web_app(settings, store, worker, metrics)
+        web_app = build_web_app(settings, store, worker, metrics,
+                                intake_process=settings.intake_process)
         mount = getattr(handler, "mount_routes", None)  # e.g. the App's Buildkite webhook
         if mount is not None:
             mount(web_app)

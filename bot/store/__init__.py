@@ -16,7 +16,8 @@ directly. Every method is one short transaction, and calling it inline measured
 faster than hopping to a dedicated thread (bench/RESULTS-intake.md). The one hot
 path, webhook intake, goes through `GroupCommitter`, which folds all deliveries that
 arrive in one loop iteration into one transaction and resolves each request after
-the commit, so a `202` always stands for a committed row.
+the commit, so a `202` always stands for a committed row. `IntakeProcess`
+(bot/store/intake_process.py, opt-in) does the same from a child process.
 
 Adding tables (e.g. the CI failure index): append a migration to
 `bot/store/migrations.py` AND its PostgreSQL counterpart to

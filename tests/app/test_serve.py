@@ -183,6 +183,43 @@ def test_every_202_survives_a_kill_9_right_after_it_and_is_handled_once(
         [f"start {i} 1" for i in ids] + [f"finish {i}" for i in ids])
 
 
+@pytest.mark.parametrize("writer", ["0", "1"])
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_every_202_survives_a_kill_9_in_mid_load(
+    tmp_path: Path, backend: str, writer: str, request: pytest.FixtureRequest,
+) -> None:
+    # Batches are confirmed while requests keep coming (on the loop, on threads or by
+    # the intake writer process): a SIGKILL at any moment may cut requests off, but
+    # never a 202 from its committed row.
+    db = request.getfixturevalue("pg_url") if backend == "postgresql" else str(
+        tmp_path / "app.db")
+    body = payload_bytes("pull_request.opened")
+    acked: list[str] = []
+
+    def lane(n: int) -> None:
+        for i in range(100_000):
+            try:
+                if post(base, "pull_request", body, f"load-{n}-{i}") == 202:
+                    acked.append(f"load-{n}-{i}")
+            except OSError:  # the server is gone
+                return
+
+    with server(tmp_path, "finish", CI_STABILITY_DB=db, CI_STABILITY_WORKERS="0",
+                CI_STABILITY_INTAKE_PROCESS=writer) as (
+            proc, base, _), ThreadPoolExecutor(max_workers=8) as pool:
+        lanes = [pool.submit(lane, n) for n in range(8)]
+        poll(lambda: len(acked) >= 150, "150 deliveries acknowledged")
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=TIMEOUT)
+        for done in lanes:
+            done.result()
+    store = open_store(db)
+    kept = {r[0] for r in store.db.execute(
+        "SELECT id FROM inbox UNION ALL SELECT id FROM deliveries").fetchall()}
+    store.close()
+    assert len(acked) >= 150 and set(acked) <= kept
+
+
 def test_a_port_in_use_is_a_clear_error(tmp_path: Path) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))

@@ -135,10 +135,13 @@ def test_metrics_listen_on_loopback_apart_from_the_webhook_port_by_default() -> 
     assert chosen.bot_login_set and "tok-secret" in chosen.secrets
     assert "tok-secret" not in repr(chosen)
     assert Settings.from_env(env(METRICS_PORT="off")).metrics_port is None
+    assert not settings.intake_process  # intake commits on the loop unless asked
+    assert Settings.from_env(env(CI_STABILITY_INTAKE_PROCESS="1")).intake_process
 
 
 @pytest.mark.parametrize(("name", "value"), [
     ("METRICS_PORT", "65536"), ("METRICS_PORT", "nine"), ("CI_STABILITY_REVIEW_THREADS", "0"),
+    ("CI_STABILITY_INTAKE_PROCESS", "yes"),
 ])
 def test_bad_metrics_port_or_pool_size_is_named(name: str, value: str) -> None:
     assert any(name in problem for problem in problems(env(**{name: value})))
