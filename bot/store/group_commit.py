@@ -77,7 +77,7 @@ class GroupCommitter:
                 try:
                     results = self._store.add_to_inbox([d for d, _ in batch])
                 except Exception as exc:
-                    _settle(batch, None, exc)
+                    settle(batch, None, exc)
                 else:
                     self._committed(batch, results)
         finally:
@@ -93,7 +93,7 @@ class GroupCommitter:
                     results = await loop.run_in_executor(
                         None, self._store.add_to_inbox, [d for d, _ in batch])
                 except Exception as exc:
-                    _settle(batch, None, exc)
+                    settle(batch, None, exc)
                 else:
                     self._committed(batch, results)
         finally:
@@ -105,14 +105,15 @@ class GroupCommitter:
     def _committed(self, batch: Sequence[_Waiter], results: Sequence[bool]) -> None:
         self.batches += 1
         self.rows += len(batch)
-        _settle(batch, results, None)
+        settle(batch, results, None)
         if self.on_commit is not None:
             self.on_commit([d for d, _ in batch], results)
 
 
-def _settle(
+def settle(
     batch: Sequence[_Waiter], results: Sequence[bool] | None, error: Exception | None
 ) -> None:
+    """Answer each waiter of a batch: its row's result, or the batch's error."""
     for index, (_, future) in enumerate(batch):
         if future.done():  # the request was cancelled meanwhile; its row still counts
             continue

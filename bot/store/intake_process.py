@@ -45,7 +45,7 @@ from collections.abc import Sequence
 
 from bot.store.base import NewDelivery, StoreError
 from bot.store.db import is_postgres_url
-from bot.store.group_commit import OnCommit
+from bot.store.group_commit import OnCommit, settle
 from bot.store.postgres import PostgresStore
 from bot.store.sqlite import SqliteStore
 
@@ -185,13 +185,7 @@ class IntakeProcess:
     def _settle(self, count: int, added: Sequence[bool] | None,
                 error: Exception | None) -> None:
         batch = [self._inflight.popleft() for _ in range(min(count, len(self._inflight)))]
-        for index, (_, future) in enumerate(batch):
-            if future.done():  # the request was cancelled meanwhile; its row still counts
-                continue
-            if added is None:
-                future.set_exception(error or StoreError("intake batch failed"))
-            else:
-                future.set_result(added[index])
+        settle(batch, added, error or StoreError("intake batch failed"))
         if added is not None:
             self.batches += 1
             self.rows += len(batch)
