@@ -100,7 +100,8 @@ class ParallelStatePatch(Rule):
     def _finding(self, changed: ChangedFile, group: list[_Hit], hint: str) -> Finding:
         first = group[0]
         patch = first.patch
-        fake = f" with `{patch.fake}`" if patch.fake and len(group) == 1 else ""
+        same_fake = all(hit.patch.fake == patch.fake for hit in group)
+        fake = f" with `{patch.fake}`" if patch.fake and same_fake else ""
         if patch.accessor:
             what = (f"This test replaces `{patch.target}`{fake}: a fake group hides which "
                     "parallel setting the code under test really reads")
