@@ -65,6 +65,8 @@ def test_rule_case(rule_id: str, case: dict[str, Any], mode: str) -> None:
             assert str(finding.severity) == want["severity"], summary
         for fragment in _as_list(want.get("message")):
             assert fragment in finding.message, (fragment, finding.message)
+        for fragment in _as_list(want.get("message_lacks")):  # e.g. an API the repo lacks
+            assert fragment not in finding.message, (fragment, finding.message)
         if "confidence" in want:
             assert str(finding.confidence) == want["confidence"], summary
         if "suggestion" in want:
