@@ -123,9 +123,11 @@ class DedupNote(Rule):
     another clause ("Fix deepseek v2 failing + update CI …"), a test made stable
     ("[CI] Make test_platform UT stable"), a fixed compound failure ("fix reusable-workflow
     startup_failures") or break of a scanner or scheduled job ("Fix Scorecard publish
-    break"), and a `fix:` retuning a threshold whose description says the test
-    intermittently fails are CI fixes. Not CI fixes: tests that fail only when run on
-    their own ("fail when run individually": CI runs the suite), a `fix(ci):` type
+    break"), fixes of a CI named as a compound's last part ("3 hourly-CI fixes"), and a
+    `fix:` retuning a threshold whose description says the test intermittently fails are
+    CI fixes. Not CI fixes: tests that fail only when run on their own ("fail when run
+    individually": CI runs the suite), a limit imposed whose description names no failure
+    ("[CI] Limit `MAX_JOBS` in the install": preventive), a `fix(ci):` type
     naming improvements ("P0 CI gate improvements"), a workaround the title removes
     ("Remove the X workaround in the tests": cleanup once the bug is fixed), a bare
     `[CI]` tag whose only run link is the PR's own validation run ("have tested in

@@ -55,10 +55,12 @@ class FailingRunLink(Rule):
     upstream 22685"), a fixed failure in a title that names CI in another clause ("Fix
     deepseek v2 failing + update CI …"), a test made stable, a fixed compound failure
     ("startup_failures") or break of a scanner or scheduled job ("Fix Scorecard publish
-    break"), and a `fix:` retuning a threshold whose description says the test
-    intermittently fails are CI fixes. There is no failing run to link for a workaround
-    the title removes ("Remove the X workaround in the tests": cleanup once the bug is
-    fixed), tests that fail only when run on their own (CI runs the suite), a `fix(ci):` type naming
+    break"), fixes of a CI named as a compound's last part ("3 hourly-CI fixes"), and a
+    `fix:` retuning a threshold whose description says the test intermittently fails are
+    CI fixes. There is no failing run to link for a workaround the title removes ("Remove
+    the X workaround in the tests": cleanup once the bug is fixed), tests that fail only
+    when run on their own (CI runs the suite), a limit imposed whose description names no
+    failure ("[CI] Limit `MAX_JOBS` in the install": preventive), a `fix(ci):` type naming
     improvements, a bare `[CI]` tag whose only run link is the PR's own validation run,
     a description bullet fixing a scanner warning ("Fixes CodeQL warning …"), a diff that
     that only deletes skip markers ("fix skipped e2e test"), a failure analysis or

@@ -11,17 +11,17 @@ from typing import Any, ClassVar
 from bot.core.findings import Confidence, Finding, Severity
 from bot.core.snapshot import ChangedFile
 from rules.analysis.lines import MAX_LINE, known_lines
-from rules.analysis.prtext import DescriptionLinks, description_relocates
+from rules.analysis.prtext import DescriptionLinks
 from rules.analysis.yamlscan import is_yaml
 from rules.base import Rule, RuleContext
+from rules.silenced_test.accounted import accounted, reverts
 from rules.silenced_test.backends import new_backends
 from rules.silenced_test.commented import commented_hit
-from rules.silenced_test.gates import tracked
 from rules.silenced_test.go_tests import go_hits
 from rules.silenced_test.line_structure import SilencingView, has_any_hint
 from rules.silenced_test.matrix_entries import matrix_entry_hits, says_taken_out
 from rules.silenced_test.pr_failing import says_failing
-from rules.silenced_test.removal_findings import one_per_line, subjects
+from rules.silenced_test.removal_findings import one_per_line
 from rules.silenced_test.removals import (
     PullRequestAdds,
     fixes_tests,
@@ -97,15 +97,6 @@ def _hits(view: SilencingView) -> Iterator[Hit]:
     yield from _closed(view, block, alone, start, last, yaml)
 
 
-def _comment_top(view: SilencingView, first: int) -> int:
-    """The first line of the run of comment lines that ends at `first` (a tracking note
-    atop a commented-out block, above a context comment, still covers it)."""
-    top = first
-    while top > 1 and first - top < 8 and (view.get(top - 1) or "").lstrip().startswith("#"):
-        top -= 1
-    return top
-
-
 def _blank(text: str | None) -> bool:
     return text is not None and not text.strip()
 
@@ -169,7 +160,9 @@ class SilencedTest(Rule):
     workflow (or a call of one of its test functions, a `- script:` matrix entry, a
     `TestFile(...)` suite entry, a line of a CI list file) that nothing else in the PR
     runs; a commented-out call in a CI test script (a link anywhere in its commented-out
-    block, or in the note where the function it calls is commented out, tracks it); each
+    block, in the note where the function it calls is commented out, or in a note of the
+    function it sits in saying why its tests are off — "Test cases are commented because
+    of PR27772" at the function's end — tracks it); each
     `TestFile(...)` suite entry commented out, on one line or several, a finding of its own
     (also with its arguments edited, the script still run for others); a whole matrix entry
     (`- name: …`, `config_file_path:`) removed in a PR saying the test fails and is taken out
@@ -188,10 +181,13 @@ class SilencedTest(Rule):
     no test (a build, an upload, a review bot), environment flags that merely contain
     SKIP, and model-layer exclusion lists (`exclude_modules`) are not flagged.
 
-    Re-enabling a test is never flagged. A skip on a brand-new test, or a new step that
-    starts out soft-failing, is flagged only when its reason says it fails (a capability
-    gate such as "requires CUDA" is fine) and not that it is optional on purpose (a new
-    job's `continue-on-error: true  # non-blocking on parse failure`: advisory).
+    Re-enabling a test is never flagged, nor is a revert that names the change it undoes
+    (`Revert "Add ci test for X"` with `Reverts org/repo#967` or `This reverts commit
+    <sha>`): what it removes, that change added; the reverted PR is the reference. A
+    skip on a brand-new test, or a new step that starts out soft-failing, is flagged only
+    when its reason says it fails (a capability gate such as "requires CUDA" is fine) and
+    not that it is optional on purpose (a new job's `continue-on-error: true  #
+    non-blocking on parse failure`: advisory).
 
     Capability gates (`skipif(not torch.cuda.is_available())`, `skip_if_rocm("not
     supported")`, a repository's own `@require_fp16` / `@requires_deepspeed` /
@@ -234,6 +230,8 @@ class SilencedTest(Rule):
     }
 
     def check(self, ctx: RuleContext) -> Iterable[Finding]:
+        if reverts(ctx.snapshot.title, ctx.snapshot.body):
+            return
         links = DescriptionLinks.of(ctx.snapshot.body)
         pr_text = f"{ctx.snapshot.title}\n{ctx.snapshot.body}"
         failing = says_failing(ctx.snapshot.title, ctx.snapshot.body, SILENCE_REASON_RE)
@@ -276,7 +274,7 @@ class SilencedTest(Rule):
                 hits = [h for h in hits if not (h.medium and h.line in at)]
                 taken = {hit.line for hit in hits}
                 hits += [h for h in found if h.line not in taken]
-            kept = [hit for hit in hits if not self._accounted(view, hit, links, pr_text)]
+            kept = [hit for hit in hits if not accounted(view, hit, links, pr_text)]
             for hit in one_per_line(kept):
                 yield self.finding(
                     f"{hit.what} {hit.verb}{hit.where} without an issue link, {hit.why}. Link "
@@ -285,15 +283,3 @@ class SilencedTest(Rule):
                     key=f"{hit.what}{hit.where}|{(view.get(hit.line) or '').strip()}",
                     confidence=Confidence.MEDIUM if hit.medium else Confidence.HIGH,
                 )
-
-    @staticmethod
-    def _accounted(view: SilencingView, hit: Hit, links: DescriptionLinks, pr_text: str) -> bool:
-        """Tracked by an issue link beside it or in the description, or (a removal) said
-        by the description to run elsewhere or to duplicate what still runs."""
-        top = _comment_top(view, min(hit.first or hit.line, hit.line))
-        if any(tracked(view.get(m) or "") for m in range(top - 1, max(hit.end, hit.line) + 1)):
-            return True
-        if links.covers(hit.subject):
-            return True
-        return hit.verb in ("removed", "deleted") and description_relocates(
-            pr_text, subjects(hit), SILENCE_REASON_RE) is not None

@@ -5,10 +5,16 @@ from __future__ import annotations
 
 import re
 
-from rules.analysis.lines import MAX_LINE, printed
+from rules.analysis.lines import MAX_LINE, code_part, printed
 from rules.silenced_test.gates import tracked
 from rules.silenced_test.line_structure import SilencingView
-from rules.silenced_test.silencing_detectors import ENTRY_RE, NOT_RUN, Hit, skip_name
+from rules.silenced_test.silencing_detectors import (
+    ENTRY_RE,
+    NOT_RUN,
+    SILENCE_REASON_RE,
+    Hit,
+    skip_name,
+)
 from rules.silenced_test.test_commands import command, dropped_invocation, silenced_targets
 
 _COMMENTED_TEST_RE = re.compile(
@@ -86,6 +92,62 @@ def tracked_at_definition(view: SilencingView, call: str) -> bool:
     return any(tracked(lines[m][:MAX_LINE]) for m in span)
 
 
+_PARAM_RE = re.compile(r"\$\{[^{}\n]*\}")  # `${VAR}` opens no block
+_SCAN = 300  # lines walked up to the enclosing function's definition
+# What a note in a test function says when it explains why its tests are off ("Test
+# cases are commented because of PR27772", "disabled until #123", "broken upstream, see
+# #5"), not a remark on one of its live commands ("Slow, see #26715").
+_OFF_NOTE_RE = re.compile(r"\bcomment(?:s|ed|ing)?\b|\bdisabl\w*|\bskip\w*|\bturn(?:s|ed)? off\b|"
+                          r"\bbecause of\b|\bdue to\b|\bblocked\b", re.I)
+
+
+def _braces(text: str) -> int:
+    code = _PARAM_RE.sub("", code_part(text))
+    return code.count("{") - code.count("}")
+
+
+def _function_span(view: SilencingView, n: int) -> tuple[int, int] | None:
+    """The first and last known line of the shell function whose body holds line n."""
+    balance, start = 0, None
+    for m in range(n - 1, max(0, n - _SCAN), -1):
+        text = view.get(m)
+        if text is None:
+            return None  # out of sight: the patch does not show the definition
+        balance += _braces(text)
+        if balance >= 1 and _FUNC_DEF_RE.match(text.strip()):
+            start = m
+            break
+    if start is None:
+        return None
+    balance, end = 0, start
+    for m in range(start, start + _BODY_LINES):
+        text = view.get(m)
+        if text is None:
+            break
+        balance, end = balance + _braces(text), m
+        if m > start and balance <= 0:
+            break
+    return start, end
+
+
+def tracked_in_function(view: SilencingView, n: int) -> bool:
+    """A tracking note anywhere in the shell function that holds line n — above or below
+    it, at the function's end or atop its definition — saying why its tests are off.
+    One note where a function's tests are commented out covers each of them."""
+    span = _function_span(view, n)
+    if span is None:
+        return False
+    top, end = span
+    while span[0] - top < _NOTE_ABOVE and (view.get(top - 1) or "").lstrip().startswith("#"):
+        top -= 1
+    for m in range(top, end + 1):
+        text = view.get(m) or ""
+        if m != n and text.lstrip().startswith("#") and tracked(text) and (
+                _OFF_NOTE_RE.search(text) or SILENCE_REASON_RE.search(text)):
+            return True
+    return False
+
+
 def shell_function_definition(code: str) -> str | None:
     """The name of a shell function a line defines (`run_x_test() {`)."""
     match = _FUNC_DEF_RE.match(code)
@@ -130,6 +192,8 @@ def commented_hit(view: SilencingView, n: int, text: str, suffix: str) -> Hit | 
         silenced = silenced_targets(cmd, base, head) or dropped_invocation(cmd, base, head)
         if not silenced:
             return None  # the base did not run it, or the head still does
+        if suffix == ".sh" and tracked_in_function(view, n):
+            return None
         return Hit(n, f"`{code[:80]}`", NOT_RUN, silenced[0], verb="commented out", alone=True)
     if not code or not view.was_removed(n, code):
         return None  # only a removed line that comes back as a comment was disabled
@@ -140,7 +204,7 @@ def commented_hit(view: SilencingView, n: int, text: str, suffix: str) -> Hit | 
     if suffix == ".sh" and (_SHELL_CALL_RE.match(call) or shell_function_call(view, call)):
         # In a CI test script every call is a check: an example run, a sub-script, one
         # of the script's test functions.
-        if tracked_at_definition(view, call):
+        if tracked_at_definition(view, call) or tracked_in_function(view, n):
             return None  # the note where the function is commented out tracks the call
         return Hit(n, f"`{code[:80]}`", NOT_RUN, code[:80], verb="commented out", alone=True)
     if suffix == ".py":

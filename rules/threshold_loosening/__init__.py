@@ -89,7 +89,8 @@ class ThresholdLoosening(Rule):
     (a config key or an `assert acc >= 0.6`), a gate added to an existing entry below
     the code's default, a two-sided `abs(x - ref) < tol` made one-sided, a `round()`
     added before a comparison, a value no longer a number (medium confidence), eval
-    entries removed (what stops running: a step, not a stage header merged away).
+    entries removed (what stops running: a step, not a stage header merged away; a
+    case's gate set it no longer merges in, `benchmarks:` / `<<: *benchmarks_perf1`).
 
     Tolerances moved into names (`allclose(out, ref, 1e-4, 1e-5)` → `assert_close(out,
     ref, atol=ATOL, rtol=RTOL)`, `ATOL` set at module level, perhaps per device) are

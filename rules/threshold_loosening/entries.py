@@ -10,7 +10,9 @@ in an eval context (the file's path or the list's name says accuracy/eval/gsm8k/
 - whole entries removed (a `TestFile(... "TestModelAccuracy.test_x" ...)` block), whose
   quoted names appear on no added line of the PR (a moved entry is not removed). A YAML
   list item counts only when removed with everything under it (`yaml_items`): stage
-  headers removed to merge stages remove no step.
+  headers removed to merge stages remove no step;
+- a gate set a YAML case stops merging in (`benchmarks:` / `<<: *benchmarks_perf1`,
+  `aliases`): the case stays, its gates go.
 
 Skip and exclude lists are the opposite (removing from them restores coverage) and are
 never read. A field dropped from one record (`"lm_eval_extra_model_args": "…",` inside one
@@ -26,6 +28,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from bot.core.snapshot import ChangedFile, Hunk, LineKind
+from rules.threshold_loosening.aliases import gate_aliases
 from rules.threshold_loosening.yaml_items import enclosing, whole_items
 
 _EVAL_RE = re.compile(
@@ -206,6 +209,7 @@ def removed_entries(changed: ChangedFile, words: AddedWords) -> list[Removed]:
         if not words.new_eval_file():
             found += _shrunk_lists(hunk, eval_path, words, own)
         found += _removed_blocks(hunk, words, eval_path, changed)
+        found += [Removed(where, (item,), at) for where, item, at in gate_aliases(changed, hunk)]
     if not found:
         return []
     items = tuple(dict.fromkeys(i for r in found for i in r.items))

@@ -1,6 +1,8 @@
 """Property tests for where a title's fixed failure gets its CI context (rules/analysis/
 intent): CI named in another clause, a break upstream introduced, a fix verb sharing its
-object ("Fix and refactor CI testing"); and a workaround that a title removes is cleanup."""
+object ("Fix and refactor CI testing"), CI as a compound's last part ("hourly-CI fixes");
+a workaround that a title removes is cleanup, and a limit imposed is preventive unless a
+failure is named."""
 
 from __future__ import annotations
 
@@ -83,3 +85,32 @@ def test_removing_a_workaround_is_cleanup(name: str, template: str) -> None:
 def test_a_removal_that_works_around_a_failure_is_still_a_fix(name: str, template: str) -> None:
     title = template.format(s=name)
     assert ci_fix_phrase(title, "") is not None, title
+
+
+@settings(max_examples=200, deadline=None)
+@given(subject, st.sampled_from(("hourly", "nightly", "AMD", "gpu")),
+       st.sampled_from(("{n} {w}-CI fixes", "Fix the {w}-CI failures of {s}",
+                        "{w}-CI fix for {s}")))
+def test_ci_named_as_the_last_part_of_a_compound_is_ci(name: str, word: str,
+                                                       template: str) -> None:
+    title = template.format(s=name, w=word, n=3)
+    assert ci_fix_phrase(title, "") is not None, title
+    # Whatever the tag, a subject that names no CI and no failure is an adaptation.
+    adapted = f"[FIX_FOR_VLLM_CUSTOM=0a1b2c3d] Adapt {name} to the upstream rename"
+    assert ci_fix_phrase(adapted, "") is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(subject, st.sampled_from(("MAX_JOBS", "max_workers", "the build parallelism",
+                                 "MAX_NUM_JOBS")),
+       st.sampled_from(("[CI][E2E] Limit {k} in the {s} install",
+                        "[CI] Cap {k} for the {s} wheel build")))
+def test_imposing_a_limit_is_a_fix_only_where_a_failure_is_named(name: str, knob: str,
+                                                                 template: str) -> None:
+    title = template.format(s=name, k=knob)
+    restated = f"This PR sets {knob} to 23 for every {name} install step of the E2E workflow."
+    assert ci_fix_phrase(title, restated) is None, title
+    failed = f"The {name} wheel build OOMs on the 32-core runners, so the e2e job fails."
+    assert ci_fix_phrase(title, failed) is not None, title
+    # Retuning a limit that was hit stays a claimed fix.
+    assert ci_fix_phrase(f"[CI] Increase the {name} e2e timeout", restated) is not None

@@ -7,7 +7,8 @@ schedule, auto-update, security-scanner or feature PR a CI fix, and a diff that 
 un-skips tests or only touches repository automation has no failing run; a diff that
 only skips tests answers one. A CI fix the description mentions "also", beside the work
 the title names, is a side effect; tests that fail only when run on their own pass in
-CI's suite; a run link alone, without a stated failure, is the PR's own validation run.
+CI's suite; a run link alone, without a stated failure, is the PR's own validation run;
+a limit imposed ("Limit `MAX_JOBS`") is preventive unless the text names what failed.
 A fixed failure of a scanner, schedule or bot job is a red job; in a log or a report the
 failure is the content. Everything is linear in the text and the diff
 (titles capped, bodies through `prtext.markdown.clean`).

@@ -15,6 +15,7 @@ from enum import Enum
 
 from rules.analysis.intent.topics import infra_topic, meta_topic
 from rules.analysis.intent.words import (
+    ADJUST_VERB_RE,
     CI_NOUN_RE,
     FAILURE_RE,
     FIX_RE,
@@ -204,6 +205,7 @@ def judge_title(title: str, ci_diff: bool = False) -> Verdict:
     if parsed.fix_type and any(any_word(part, CI_NOUN_RE) and not ROUTINE_VERB_RE.match(part[0])
                                for part in parts):
         return Verdict.CLAIM  # "FIX Issue with disable adapter test", not "fix x and add UT"
-    if ci and near_in(parts, RETUNE_VERB_RE, KNOB_RE):
+    if ci and near_in(parts, ADJUST_VERB_RE, KNOB_RE):
         return Verdict.CLAIM  # "Increase the GLM eval timeout" retunes CI
+    # "[CI] Limit `MAX_JOBS` in the install" imposes a limit: the description decides.
     return Verdict.NEUTRAL

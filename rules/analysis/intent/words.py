@@ -25,6 +25,8 @@ _PHRASES = (
                 r"get(?:s|ting)? rid of)((?:\s+(?!to\b|and\b|or\b)[\w.-]+){0,4}?)\s+"
                 r"(?:workarounds?|hotfix(?:es)?|hacks?|wars?)\b"), r"\1\2 oldpatch"),
     (re.compile(r"\bde-flak"), "deflak"),
+    # "3 hourly-CI fixes", "AMD-CI failures": CI named by a compound's last part.
+    (re.compile(r"\b([a-z0-9]+)-ci\b"), r"\1 ci"),
     (re.compile(r"\bre-tun"), "retun"),
     (re.compile(r"\bregression[- ]tests?\b"), "regressiontest"),
     (re.compile(r"\bpre-commit\b"), "precommit"),
@@ -92,10 +94,15 @@ CI_NOUN_RE = re.compile(
     r"nightlies|hourly|workflows?|lm[-_]?eval\w*|gsm8k|mmlu|trunk|suites?|buildkite|e2e|"
     r"smoke|precommit|lint|linter|regressiontest|testcases?|pytest)$"
 )
-RETUNE_VERB_RE = re.compile(
+# Retuning a value that proved wrong ("Increase the eval timeout", "relax the tolerance").
+ADJUST_VERB_RE = re.compile(
     r"^(?:increas\w*|rais\w*|bump\w*|lower\w*|reduc\w*|decreas\w*|relax\w*|loosen\w*|"
-    r"tun(?:e|es|ed|ing)|retun\w*|adjust\w*|extend\w*|doubl\w*|limit\w*|cap|caps|capped)$"
+    r"tun(?:e|es|ed|ing)|retun\w*|adjust\w*|extend\w*|doubl\w*)$"
 )
+# Imposing a limit ("Limit `MAX_JOBS` in the install", "cap concurrency"): a preventive
+# setting, a fix only where the text names what failed without it.
+LIMIT_VERB_RE = re.compile(r"^(?:limit\w*|cap|caps|capped|capping)$")
+RETUNE_VERB_RE = re.compile(f"{ADJUST_VERB_RE.pattern}|{LIMIT_VERB_RE.pattern}")
 KNOB_RE = re.compile(
     r"^(?:timeouts?|time[-_]?limit|num[-_]minutes|minutes|memory|mem|mem[-_]fraction\w*|"
     r"gpu[-_]memory\w*|thresholds?|tolerances?|atol|rtol|bounds?|batch[-_]?size|max[-_]\w+|"

@@ -9,9 +9,15 @@ from rules.analysis.prtext.explains import (
     gives_reason,
     prose_sentences,
 )
-from rules.analysis.prtext.references import DescriptionLinks, dedup_evidence, issue_link
+from rules.analysis.prtext.references import (
+    DescriptionLinks,
+    dedup_evidence,
+    issue_link,
+    reverted_change,
+)
 
 __all__ = [
     "DescriptionLinks", "dedup_evidence", "description_explains", "description_relocates",
-    "failure_evidence", "gives_reason", "issue_link", "prose_sentences", "stress_statistics",
+    "failure_evidence", "gives_reason", "issue_link", "prose_sentences", "reverted_change",
+    "stress_statistics",
 ]

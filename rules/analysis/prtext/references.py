@@ -75,6 +75,28 @@ def issue_link(text: str) -> str | None:
     return match.group(0) if match else None
 
 
+# A revert, as GitHub's revert button and `git revert` write it: the title quotes the
+# reverted change (`Revert "Add ci test for X" (#12)`), the body names it.
+_REVERT_TITLE_RE = re.compile(
+    r"^\s*(?:\[[^\]\n]{1,40}\]\s*)*revert\s*(?::\s*)?(?:[\"“'`]|(?:pr\s*)?(?:[\w.-]+/[\w.-]+)?#\d)",
+    re.I,
+)
+_REVERTS_RE = re.compile(
+    r"\breverts\s+(?:[\w.-]+/[\w.-]+)?#\d+\b|\breverts\s+https?://github\.com/[\w.-]+/[\w.-]+/"
+    r"pull/\d+|\bthis reverts commit\s+[0-9a-f]{7,40}\b",
+    re.I,
+)
+
+
+def reverted_change(title: str, body: str) -> str | None:
+    """What a revert names as the change it undoes ("Reverts org/repo#967", "This reverts
+    commit 1a2b3c4"), when the title says it is a revert; None for anything else."""
+    if _REVERT_TITLE_RE.match(title[:1000]) is None:
+        return None
+    match = _REVERTS_RE.search(clean(body)[:20_000])
+    return match.group(0) if match else None
+
+
 _BOUNDARIES = (". ", ".\n", "? ", "! ", "\n\n", "\n- ", "\n* ", "\n+ ", "\n|")
 
 
