@@ -15,13 +15,14 @@ _DERIVED = (
     r"headroom|(?:minus|plus|below|above)\s{1,3}~?\d{1,4}(?:\.\d{1,4})?\s{0,2}"
     r"(?:points?|pts|pp|%|percent|σ|sigma|std)|~?\d{1,4}(?:\.\d{1,4})?\s{0,2}(?:σ|sigma)(?!\w))"
 )
+KNOB_REASONS = re.compile(f"{RETUNE_REASONS.pattern}|{_DERIVED}", re.I)
 # A sentence that says the change fixes a named problem gives the reason the rule asks
 # for, as "to fix" does: "resolves an attention accuracy issue by … the maximum model
-# length", "fixes the OOM error of …".
+# length". Only beside the knob's name (`mentions`): a value is too weak a subject
+# ("0.4" in a title's "score = 0.4761").
 FIX_ACCOUNT = re.compile(
     r"\b(?:fix(?:es|ed|ing)?|resolv(?:es|ed|ing)|address(?:es|ed|ing))\b[^.\n]{0,50}?"
     r"\b(?:issues?|bugs?|problems?|errors?|mismatch(?:es)?)\b", re.I)
-KNOB_REASONS = re.compile(f"{RETUNE_REASONS.pattern}|{_DERIVED}|{FIX_ACCOUNT.pattern}", re.I)
 
 
 def subjects(change: Change) -> list[str]:

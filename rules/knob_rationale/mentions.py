@@ -123,7 +123,8 @@ class Mentions:
             return None  # a PR text without a line names nothing
         shorts = (*abbreviations(new.name), *spelled(new.name))
         own = [_name_pattern(n) for n in dict.fromkeys((new.raw, new.name, *shorts)) if n]
-        found = self._short_with_reason(shorts, own) if shorts else None
+        # The knob's own name too: a fix's account beside it is a reason here.
+        found = self._short_with_reason((*shorts, new.name.replace("-", " ")), own)
         if found is None:
             listed = self._listed(change, shorts)
             if listed is not None and self._states_purpose(new.name, own):
