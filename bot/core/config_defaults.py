@@ -52,6 +52,10 @@ DEFAULT_KNOBS: tuple[str, ...] = (
     "init-sleep*",
     "*startup-wait*",
     "*startup-delay*",
+    # Build parallelism: more jobs build faster and need more memory (OOM vs time).
+    "max-jobs",
+    "nvcc-threads",
+    "cmake-build-parallel-level",
 )
 
 # Headings that mark a duplicate-work check. Bounded repetitions only: PR bodies are

@@ -30,10 +30,15 @@ from rules.base import Rule, RuleContext
 from rules.knob_rationale.comments import own_comment
 from rules.knob_rationale.deviations import beside_baseline
 from rules.knob_rationale.dictkeys import split_across_keys
-from rules.knob_rationale.fakes import on_a_fake
+from rules.knob_rationale.fakes import fed_to_a_parser, on_a_fake
 from rules.knob_rationale.followups import Followups
 from rules.knob_rationale.introduced import introduced_names, known_before
-from rules.knob_rationale.judging import KNOB_REASONS, shortened_timeout, subjects
+from rules.knob_rationale.judging import (
+    KNOB_REASONS,
+    new_platform_limit,
+    shortened_timeout,
+    subjects,
+)
 from rules.knob_rationale.keypaths import split_across_entries
 from rules.knob_rationale.mentions import Mentions
 from rules.knob_rationale.notice import notice
@@ -83,10 +88,13 @@ class KnobRationale(Rule):
     new configuration, not a retune), nor are settings that only moved (the same value
     removed elsewhere in the PR) or that the PR uncomments as they were (a test block
     brought back; another value is asked about as old → new), values set on mocks and fakes
-    (`SimpleNamespace(…)`, `MagicMock(…)`) in unit tests, or shortened timeouts (a limit
-    that is too short fails loudly). Values are compared within one entry: a deleted
+    (`SimpleNamespace(…)`, `MagicMock(…)`) in unit tests or in the data a unit test
+    serializes for the parser it tests (`yaml.safe_dump({…})`), or shortened timeouts
+    and a GitHub Actions `timeout-minutes` set where there was none (a limit that is too
+    short fails loudly). Values are compared within one entry: a deleted
     test's threshold is not paired with the next test's, nor one benchmark case's value
-    with another's (the same YAML key path, list items told apart by `name:`); when
+    with another's (the same YAML key path, list items told apart by `name:`), nor a new
+    test function's entry with an old function's entry of the same model; when
     cases are restructured, nothing is said rather than a wrong old → new. A knob added
     in a hunk that switches a setting to a value the description names (`model: hf` →
     `vllm` in "run lm-eval on vLLM") comes with that switch, whose account is its
@@ -108,7 +116,8 @@ class KnobRationale(Rule):
     one directly above a different line) unless it names the knob or gives a reason, nor
     one that only restates the value (`# 2 attempts * 20 seconds = 40 seconds timeout`).
     The description may name a knob the way people write it: by abbreviation (`TP4`,
-    `mem fraction`, `max len`) in a sentence giving a reason, or by the change itself in
+    `mem fraction`, `max len`) or in words (`maximum model length`) in a sentence giving
+    a reason (the issue it resolves counts), or by the change itself in
     a bullet (`TP4 → TP2`, `max-model-len 8192 -> 4096`) when the PR states its reason
     or purpose elsewhere ("to speed up CI"). Hard-wrapped lines of a commit message are
     joined before sentences are read, a retune "to accommodate variance" (noise,
@@ -238,12 +247,14 @@ class KnobRationale(Rule):
                     continue  # an `echo` of the command: the log's copy, not what runs
                 if categories is not None and beside_baseline(head, new):
                     continue  # the band allowed around a baseline: threshold-loosening's
-                if scaffolding(changed, new) or on_a_fake(changed, new):
-                    continue  # a value on a mock in a unit test is the test's setup
+                if scaffolding(changed, new) or on_a_fake(changed, new) or fed_to_a_parser(
+                        changed, new):
+                    continue  # a mock's value, or a parser's input, is the unit test's setup
                 if categories is not None and loosening(change, categories, True):
                     continue  # threshold-loosening warns about it, with the same question
-                if shortened_timeout(change, categories):
-                    continue  # a shorter limit fails loudly if it is wrong; nothing hides
+                if shortened_timeout(change, categories) or new_platform_limit(
+                        changed.path, change):
+                    continue  # a shorter or a first limit fails loudly; nothing hides
                 kept.append(change)
             if kept:
                 per_hunk.append((hunk, kept))

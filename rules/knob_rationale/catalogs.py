@@ -6,7 +6,8 @@ with; the same rows are often mirrored in a workflow's inline table. Two things 
 
 * Entries are compared within the same entry: when entries are reordered or inserted,
   the diff lines up `TP8`'s `--tensor-parallel-size 8` against `TP4`'s `4`. A change is
-  re-paired with the value its own entry (by label) had at the base revision.
+  re-paired with the value its own entry (by label, in the same Python function) had at
+  the base revision.
 * In a PR whose subject is the catalog ("update the DeepSeek FP4 recipe", "add X to
   the benchmark"), the serving configs are what is benchmarked, not CI-stability knobs
   tuned against a failure: their values are the PR's content, not a retune to explain.
@@ -21,6 +22,7 @@ from collections.abc import Sequence
 from bot.core.snapshot import ChangedFile, PullRequestSnapshot
 from rules.analysis.intent import ci_fix_phrase
 from rules.analysis.knobs import Change
+from rules.analysis.knobs.entries import owner
 from rules.analysis.knobs.values import same_value
 
 _MODEL_KEYS = ("model_name", "display", "case_name", "case", "model", "served_model_name",
@@ -191,12 +193,15 @@ def repaired(changed: ChangedFile, change: Change) -> Change | None:
                     base, base_span, head, head_span):
                 return None  # another model took the entry's place: new configuration
             return change  # the entry itself was renamed (`… TP8` → `… TP4`)
+    # An entry of one test function is not another's: a fixture of a new test naming
+    # the same model as an old test's (`"model": "Qwen/Qwen3-0.6B"`) is new data.
+    function = owner(changed, True, new.line)
     for j, text in enumerate(base):
         match = _LABEL_RE.match(text[:400])
         if match is None or match.group(2).strip() != label:
             continue
         span = _entry(base, j)
-        if span is None or _label(base, span) != label:
+        if span is None or _label(base, span) != label or owner(changed, False, j + 1) != function:
             continue
         value = _value_in(base, span, new.raw)
         if value is None:

@@ -1,5 +1,6 @@
 """Knobs the description names the way people write them: by abbreviation (`TP4`,
-`mem fraction`) or by the change itself (`TP4 → TP2`, `max-model-len 4096 -> 8192`).
+`mem fraction`), in words (`maximum model length` for `max_model_len`, `maximum number
+of sequences`), or by the change itself (`TP4 → TP2`, `max-model-len 4096 -> 8192`).
 
 A description often lists its changes as bullets ("- Change TP4 ---> TP2") and gives
 the purpose once, in the title or another sentence ("to speed up CI"). The bullet
@@ -16,6 +17,7 @@ from functools import lru_cache
 
 from rules.analysis.knobs import Change, normalize
 from rules.analysis.prtext import gives_reason
+from rules.knob_rationale.judging import FIX_ACCOUNT
 
 # Normalized knob names (`_` as `-`) → the short names descriptions use for them.
 _ABBREVIATIONS: dict[str, tuple[str, ...]] = {
@@ -48,9 +50,32 @@ _LINE_RE = re.compile(r"[^\n]+")
 _SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?;])\s+")
 
 
+# The words a knob's name abbreviates, as prose spells them out.
+_SPELLED: dict[str, str] = {
+    "max": "maximum", "min": "minimum", "len": "length", "num": "number of",
+    "seqs": "sequences", "mem": "memory", "util": "utilization", "frac": "fraction",
+}
+_MAX_SPELLINGS = 8
+
+
 def abbreviations(name: str) -> tuple[str, ...]:
     """The short names of a knob (normalized name), e.g. `tp` for tensor_parallel_size."""
     return _ABBREVIATIONS.get(normalize(name), ())
+
+
+@lru_cache(maxsize=1024)
+def spelled(name: str) -> tuple[str, ...]:
+    """The knob's name in words, its abbreviated words spelled out in full or not
+    (`maximum model length`, `max model length` for max-model-len); () when no word of
+    it is an abbreviation."""
+    words = [w for w in normalize(name).split("-") if w]
+    if len(words) < 2 or not any(w in _SPELLED for w in words):
+        return ()
+    found = [""]
+    for word in words:
+        forms = (word, _SPELLED[word]) if word in _SPELLED else (word,)
+        found = [f"{head} {form}".strip() for head in found for form in forms][:_MAX_SPELLINGS * 2]
+    return tuple(f for f in found if f != " ".join(words))[:_MAX_SPELLINGS]
 
 
 def _quoted(line: str) -> str:
@@ -73,7 +98,8 @@ def _reasoned(sentence: str, names: Sequence[re.Pattern[str]]) -> bool:
     "GPU memory utilization" is its name, no reason)."""
     for pattern in names:
         sentence = pattern.sub(" ", sentence)
-    return gives_reason(sentence) or _PURPOSE_RE.search(sentence) is not None
+    return (gives_reason(sentence) or _PURPOSE_RE.search(sentence) is not None
+            or FIX_ACCOUNT.search(sentence) is not None)
 
 
 @lru_cache(maxsize=1024)  # asked for every reported change: a PR repeats a few names
@@ -95,9 +121,10 @@ class Mentions:
         new = change.new
         if new is None or not self._lines:
             return None  # a PR text without a line names nothing
-        shorts = abbreviations(new.name)
+        shorts = (*abbreviations(new.name), *spelled(new.name))
         own = [_name_pattern(n) for n in dict.fromkeys((new.raw, new.name, *shorts)) if n]
-        found = self._short_with_reason(shorts, own) if shorts else None
+        # The knob's own name too: a fix's account beside it is a reason here.
+        found = self._short_with_reason((*shorts, new.name.replace("-", " ")), own)
         if found is None:
             listed = self._listed(change, shorts)
             if listed is not None and self._states_purpose(new.name, own):

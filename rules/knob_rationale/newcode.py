@@ -73,8 +73,12 @@ def _spellings(raw: str) -> set[str]:
 
 def _reference_re(raw: str) -> re.Pattern[str]:
     names = "|".join(re.escape(s) for s in sorted(_spellings(raw)))
-    # `$x`, `${x}`, `${x:-…}`, `$((x - 1))`, `matrix.x`, `inputs.x`, `env.x`
-    return re.compile(rf"(?:\$\{{?|\$\(\(\s*|\b(?:matrix|inputs|env)\.)(?:{names})(?![\w-])")
+    # A bare name anywhere in shell arithmetic (`$((attempt * x))`, `(( i < x-1 ))`)
+    # is read without `$`, and `-` there is a minus.
+    bare = re.escape(raw.replace("-", "_"))
+    arithmetic = rf"\(\((?:[^()\n]|\([^()\n]*\))*?(?<![\w$]){bare}(?!\w)"
+    # `$x`, `${x}`, `${x:-…}`, `matrix.x`, `inputs.x`, `env.x`
+    return re.compile(rf"(?:\$\{{?|\b(?:matrix|inputs|env)\.)(?:{names})(?![\w-])|{arithmetic}")
 
 
 def read_by_new_code(changed: ChangedFile, setting: Setting) -> bool:

@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from bot.core.snapshot import ChangedFile, DiffLine, LineKind
-from rules.analysis.knobs import Change, Setting, last_line
+from rules.analysis.knobs import Change, Setting, last_line, readded
 from rules.analysis.lines import known_lines, openers
 from rules.analysis.memo import memoized
 
@@ -143,17 +143,20 @@ def _value_end(text: str, at: int) -> int:
 
 def _inserted(changed: ChangedFile, first: int, last: int) -> bool:
     """Whether the diff's runs holding head lines `first`..`last` remove nothing but
-    blank and comment lines: the block was inserted, not rewritten from code."""
+    blank and comment lines, and lines they add back unchanged (the old last line of a
+    file that had no newline at its end): the block was inserted, not rewritten from
+    code."""
     for hunk in changed.hunks:
         if not hunk.new_start <= first <= last < hunk.new_start + hunk.new_count:
             continue
+        kept = readded(hunk)
         run: list[DiffLine] = []
         for line in (*hunk.lines, None):
             if line is not None and line.kind is not LineKind.CONTEXT:
                 run.append(line)
                 continue
             if any(first <= (d.new_no or 0) <= last for d in run) and any(
-                    d.kind is LineKind.REMOVED and d.text.strip()
+                    d.kind is LineKind.REMOVED and d.text.strip() and d.old_no not in kept
                     and not d.text.lstrip().startswith("#") for d in run):
                 return False
             run = []

@@ -10,6 +10,7 @@ from rules.analysis.knobs.categories import (
     shared_filter,
 )
 from rules.analysis.knobs.changes import Change, hunk_changes, new_unit_lines
+from rules.analysis.knobs.churn import readded
 from rules.analysis.knobs.entries import last_line
 from rules.analysis.knobs.looseness import loosening
 from rules.analysis.knobs.names import KnobFilter, knob_filter, normalize
@@ -34,6 +35,6 @@ __all__ = [
     "KnobFilter", "MovedSettings", "Setting", "adjacent_comment", "configured_categories",
     "extract", "holds_yaml_keys", "hunk_changes", "knob_filter", "last_line", "loosening",
     "loosening_reported", "new_configuration",
-    "new_unit_lines", "normalize", "number", "scaffolding", "shared_filter",
+    "new_unit_lines", "normalize", "number", "readded", "scaffolding", "shared_filter",
     "split_across_owners", "unwrapped", "value_lines",
 ]

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from operator import attrgetter
 
 from bot.core.snapshot import ChangedFile, LineKind
+from rules.analysis.knobs.churn import readded
 from rules.analysis.memo import memoized
 
 _DEF_RE = re.compile(r"^\s*(?:async\s+)?(?:def|class)\s+(\w+)")
@@ -191,13 +192,15 @@ def _only_child_block(changed: ChangedFile, side: _Side, number: int) -> bool:
 
 def _removes_code_within(changed: ChangedFile, first: int, last: int) -> bool:
     """Whether the diff removes a line of code (not blank, not a comment) between head
-    lines `first` and `last`, or right after `last`: what the block held before."""
+    lines `first` and `last`, or right after `last`: what the block held before (a
+    line added back unchanged was not replaced)."""
     for hunk in changed.hunks:
         head = hunk.new_start - 1  # the head line the next removed line follows
         for line in hunk.lines:
             if line.new_no is not None:
                 head = line.new_no
-            elif first <= head <= last and not _skip(line.text):
+            elif first <= head <= last and not _skip(line.text) and (
+                    line.old_no not in readded(hunk)):
                 return True
     return False
 
