@@ -259,7 +259,7 @@ class SilencedTest(Rule):
             if backends is None and hinted:
                 backends = new_backends(ctx.snapshot.title, ctx.snapshot.files)
             view = SilencingView(changed, known, lowered, moved or Counter(), failing,
-                                 backends or frozenset())
+                                 backends or frozenset(), ctx.snapshot.repo_view)
             hits: list[Hit] = list(_hits(view)) if hinted else []
             if removes:
                 adds = adds or PullRequestAdds(ctx.snapshot.files, ctx.snapshot.repo_view,

@@ -198,6 +198,8 @@ def commented_hit(view: SilencingView, n: int, text: str, suffix: str) -> Hit | 
     if not code or not view.was_removed(n, code):
         return None  # only a removed line that comes back as a comment was disabled
     if suffix == ".sh" and (function := shell_function_definition(code)):
+        if _function_span(view, n) is not None:
+            return None  # a helper nested in a live function: its test lines judge it
         # A test function commented out whole: one finding for the block.
         return Hit(n, f"function `{function}`", NOT_RUN, function, verb="commented out")
     call = _ENV_PREFIX_RE.sub("", code, count=1)

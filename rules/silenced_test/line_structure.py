@@ -17,10 +17,11 @@ from collections.abc import Iterator
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from bot.core.repo_view import RepoView
 from bot.core.snapshot import ChangedFile
 from rules.analysis.lines import MAX_LINE, code_part, indent_width, known_lines
 from rules.analysis.literals import any_of
-from rules.silenced_test.test_commands import Runs, side_runs
+from rules.silenced_test.test_commands import Runs, config_testpaths, newly_covered, side_runs
 
 if TYPE_CHECKING:
     from rules.silenced_test.pr_failing import PrFailing
@@ -160,8 +161,10 @@ class SilencingView(KnownLines):
     """Known lines plus what silenced-test pre-computes per file: which hints occur."""
 
     def __init__(self, changed: ChangedFile, known: str, lowered: str, moved: Counter[str],
-                 failing: PrFailing, backends: frozenset[str] = frozenset()) -> None:
+                 failing: PrFailing, backends: frozenset[str] = frozenset(),
+                 repo: RepoView | None = None) -> None:
         super().__init__(changed)
+        self.repo = repo  # the base checkout, when known: its pytest config
         self.moved = moved  # removed lines of the whole PR: a line added back was moved
         self.failing = failing  # where the PR says it silences tests because they fail
         self.backends = backends  # platforms the PR adds (gates off them silence nothing)
@@ -193,6 +196,16 @@ class SilencingView(KnownLines):
         if which not in self._side_runs:
             self._side_runs[which] = side_runs(self.changed, which)
         return self._side_runs[which]
+
+    @cached_property
+    def _testpaths(self) -> tuple[str, ...] | None:
+        return config_testpaths(self.repo)  # read once per file, only for an --ignore
+
+    def never_ran(self, text: str, value: str) -> bool:
+        """Whether the ignored `value` sits in a selection the PR broadened and the base,
+        whose whole text is known, never ran it (`test_commands.newly_covered`)."""
+        return self.changed.base_text is not None and \
+            newly_covered(text, value, self.runs_of("base"), self._testpaths)
 
     def runs(self, target: str) -> int:
         """How often `target` appears in this file other than as an --ignore/--deselect value."""

@@ -29,6 +29,7 @@ from rules.silenced_test.removed_entries import (
     YAML_ITEM_RE,
     defined_in_head,
     python_test_entry,
+    subject_gone,
     test_input_paths,
     test_module,
     yaml_test_item,
@@ -157,6 +158,9 @@ class PullRequestAdds:
         return listing is None or any(p == test_path.rstrip("/") or p.startswith(test_path)
                                       for p in listing)
 
+    def subject_gone(self, changed: ChangedFile, hunk: Hunk, old_no: int | None) -> bool:
+        return subject_gone(changed, hunk, old_no, self._files, self._repo)
+
     @cached_property
     def names(self) -> frozenset[str]:
         """Paths and file names on added lines (a set, not a scan per removal)."""
@@ -265,8 +269,9 @@ def removal_hits(view: SilencingView, suffix: str, adds: PullRequestAdds,
                     not any(_DEF_TEST_RE.match(t) for t in added):  # not renamed in place
                 name = match.group(1)
                 if name not in adds.words and not defined_in_head(changed, name) and \
-                        not survives(name, added, adds.words, adds.lines) and not adds.never_listed(
-                            changed.path, name):
+                        not survives(name, added, adds.words, adds.lines) and \
+                        not adds.never_listed(changed.path, name) and \
+                        not adds.subject_gone(changed, hunk, line.old_no):
                     hit = Hit(0, f"test `{name}`", NOT_RUN, name, verb="deleted",
                               medium=True)
             if hit is None or code in adds.lines:

@@ -5,7 +5,9 @@ the head still defines a removed test."""
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 
+from bot.core.repo_view import RepoView, defines
 from bot.core.snapshot import ChangedFile, Hunk
 from rules.analysis.lines import indent_width, sides
 from rules.silenced_test.line_structure import YAML_KEY_RE
@@ -91,3 +93,67 @@ def test_input_paths(code: str) -> list[str]:
     if match is None:
         return []
     return [p.split("::", 1)[0] for p in _PATH_RE.findall(match.group("value"))][:8]
+
+
+_FROM_IMPORT_RE = re.compile(r"^from\s+([\w.]+)\s+import\s+(\([^)]*\)|[^\n]*(?:\\\n[^\n]*)*)", re.M)
+_CALL_RE = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\s*\(")
+_BODY = 200  # removed lines of one deleted test read for the names it calls
+
+
+def _imported_names(text: str | None) -> dict[str, str]:
+    """Names a Python module imports with `from pkg.mod import a, b` → `pkg/mod`."""
+    found: dict[str, str] = {}
+    for match in _FROM_IMPORT_RE.finditer(text or ""):
+        for part in re.split(r"[\s,()\\]+", match.group(2).split("#", 1)[0]):
+            name = part.strip()
+            if name and name not in ("as", "*"):
+                found[name] = match.group(1).replace(".", "/")
+    return found
+
+
+def _deleted_test_calls(hunk: Hunk, old_no: int | None) -> set[str]:
+    """The names the deleted test at base line `old_no` calls: its removed body, the
+    lines after the `def` indented deeper (or blank), up to the first that is not."""
+    lines = [ln for ln in hunk.removed if ln.old_no is not None and old_no is not None
+             and old_no <= ln.old_no < old_no + _BODY]
+    if not lines:
+        return set()
+    width, calls = indent_width(lines[0].text), set()
+    for prev, ln in pairwise(lines):
+        if ln.old_no != (prev.old_no or 0) + 1 or \
+                (ln.text.strip() and indent_width(ln.text) <= width):
+            break
+        calls.update(_CALL_RE.findall(ln.text))
+    return calls
+
+
+def _defined_after(module: str, name: str, files: tuple[ChangedFile, ...],
+                   repo: RepoView | None) -> bool | None:
+    """Whether module `pkg/mod` defines `name` once the PR is applied: its head text, or
+    its base text (the repository view) with the PR's added and removed `def`s applied;
+    None when neither is known."""
+    paths = (module + ".py", module + "/__init__.py")
+    changed = next((f for f in files if f.path in paths), None)
+    if changed is not None and (changed.status == "removed" or changed.head_text is not None):
+        return changed.status != "removed" and defines(changed.head_text or "", name)
+    if changed is not None and any(defines(ln.text, name) for ln in changed.added_lines):
+        return True
+    base = next((t for p in paths if (t := repo.read(p)) is not None), None) if repo else None
+    if base is None:
+        return None
+    return defines(base, name) and not (changed is not None and any(
+        defines(ln.text, name) for ln in changed.removed_lines))
+
+
+def subject_gone(changed: ChangedFile, hunk: Hunk, old_no: int | None,
+                 files: tuple[ChangedFile, ...], repo: RepoView | None) -> bool:
+    """Whether a deleted test calls a name its module no longer imports and that the
+    imported module no longer defines (or never did): its subject went with the code,
+    so the test goes too (a stale test of a removed function), no silencing."""
+    if changed.head_text is None:
+        return False
+    dropped = _imported_names(changed.base_text).items() - \
+        _imported_names(changed.head_text).items()
+    calls = _deleted_test_calls(hunk, old_no) if dropped else set()
+    return any(name in calls and _defined_after(module, name, files, repo) is False
+               for name, module in sorted(dropped))

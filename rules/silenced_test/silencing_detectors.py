@@ -283,8 +283,8 @@ def arg_hits(view: SilencingView, n: int, text: str) -> Iterator[Hit]:
         value, flag = match.group("v"), match.group("flag")
         if f"{flag}={value}" in removed or f"{flag} {value}" in removed:
             continue
-        if flag != "--deselect" and view.runs(value) > 0:
-            continue  # split into its own command elsewhere in this file, not dropped
+        if (flag != "--deselect" and view.runs(value) > 0) or view.never_ran(text, value):
+            continue  # split into its own command elsewhere, or the base never ran it
         yield Hit(n, f"`{flag}={value}`", NOT_RUN, value.rsplit("/", 1)[-1])
     old_terms = {t for m in _K_ARG_RE.finditer(removed) for t in _NOT_TERM_RE.findall(m["expr"])}
     for match in _K_ARG_RE.finditer(text):

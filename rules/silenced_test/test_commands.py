@@ -13,6 +13,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
+from bot.core.repo_view import RepoView
 from bot.core.snapshot import ChangedFile
 from rules.analysis.lines import sides
 from rules.silenced_test.expansion import MakeTargets, expanded, joined
@@ -200,3 +201,35 @@ def commented_back(cmd: str, added: Iterable[str]) -> bool:
             if back is not None and named[0] in targets(back):
                 return True
     return False
+
+
+_TESTPATHS_RE = re.compile(r"^testpaths\s*=\s*(?P<v>[^\n]*(?:\n[ \t]+[^\n]*)*)", re.M)
+
+
+def config_testpaths(repo: RepoView | None) -> tuple[str, ...] | None:
+    """The `testpaths` a bare `pytest` collects, from the root pytest config (the first of
+    pytest.ini, pyproject.toml, setup.cfg, tox.ini that sets it), or None when unknown."""
+    for name in ("pytest.ini", "pyproject.toml", "setup.cfg", "tox.ini") if repo else ():
+        match = _TESTPATHS_RE.search((repo.read(name) if repo else None) or "")
+        if match is not None:
+            words = re.findall(r"[^\s\"',\[\]]+", match.group("v").split(";")[0])
+            return tuple(w.removeprefix("./").rstrip("/") for w in words) or None
+    return None
+
+
+def newly_covered(line: str, value: str, base: Runs, testpaths: tuple[str, ...] | None) -> bool:
+    """Whether `--ignore=value` on `line` trims a selection the PR broadened: the line's
+    command runs a directory holding `value` and the base ran neither (`pytest tests/a.py`
+    became `pytest tests/ --ignore=tests/b.py`), so b.py, which never ran, loses nothing.
+    A glob, or a base `pytest` with no path that may collect `value` (no `testpaths`
+    known to leave it out), says no."""
+    cmd = command(line)
+    if cmd is None or any(c in value for c in "*?[") or not base.commands:
+        return False
+    bare = any(not paths and text.startswith(("pytest", "py.test"))
+               for text, paths, _ in base.commands)
+    if bare and (testpaths is None or any(_within(value, t) for t in testpaths)):
+        return False
+    scopes = [t for t in targets(cmd) if _within(value, t) and t.rstrip("/") != value]
+    return bool(scopes) and not base.runs(cmd, value) and \
+        not any(base.runs(cmd, s) for s in scopes)

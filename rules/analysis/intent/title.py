@@ -178,7 +178,11 @@ def judge_title(title: str, ci_diff: bool = False) -> Verdict:
     main = found[0] if found else ""
     topic = meta_topic(topics)
     red_job = topic not in _CONTENT_TOPICS and failing and near_in(parts, FIX_RE, FAILURE_RE)
-    if topic and not red_job and (
+    # "[bugfix][CI] Skip the log summary when its file is missing": a fix tag beside a CI
+    # tag fixes CI's log tooling itself, unless the subject adds to it ("Add logging").
+    tagged_fix = topic == "logging" and parsed.fix_type and parsed.ci_label and \
+        bool(parsed.tags) and not parsed.kind and not ROUTINE_VERB_RE.match(main)
+    if topic and not red_job and not tagged_fix and (
             not stable or (ROUTINE_VERB_RE.match(main) and not fix_verb)):
         return Verdict.NOT  # "[CI] Add logging to debug flaky test_abort" is logging
     if infra_topic(topics) and not (stable or failing):
