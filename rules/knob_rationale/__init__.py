@@ -46,6 +46,7 @@ from rules.knob_rationale.notice import notice
 from rules.knob_rationale.purpose import serves_speed
 from rules.knob_rationale.reenabled import commented_counterpart
 from rules.knob_rationale.renamed import renamed_into_another_test
+from rules.knob_rationale.restored import restored_by_removed_note
 from rules.knob_rationale.repeats import fold_repeats
 from rules.knob_rationale.sweeps import TEST_PATH_RE, mirrors, signature, sweep_key, swept
 from rules.knob_rationale.switches import named_switch
@@ -146,7 +147,9 @@ class KnobRationale(Rule):
     A revert that names the change it undoes (`Reverts org/repo#780`, `This reverts
     commit <sha>`) restores what ran before that change, which is its reason; a title's
     speed purpose ("Speed up the accuracy test") explains a batch size, parallelism or
-    concurrency raised and a sample count lowered, not other knobs.
+    concurrency raised and a sample count lowered, not other knobs; a value put back to
+    what a FIXME the PR removes said it was before ("temporarily lowered from 0.38") is
+    restored, that comment its account.
 
     Prefer
     ------
@@ -263,6 +266,8 @@ class KnobRationale(Rule):
                 if shortened_timeout(change, categories) or new_platform_limit(
                         changed.path, change):
                     continue  # a shorter or a first limit fails loudly; nothing hides
+                if restored_by_removed_note(hunk, change):
+                    continue  # put back as the removed FIXME said it was: a restoration
                 kept.append(change)
             if kept:
                 per_hunk.append((hunk, kept))
