@@ -46,8 +46,8 @@ from rules.knob_rationale.notice import notice
 from rules.knob_rationale.purpose import serves_speed
 from rules.knob_rationale.reenabled import commented_counterpart
 from rules.knob_rationale.renamed import renamed_into_another_test
-from rules.knob_rationale.restored import restored_by_removed_note
 from rules.knob_rationale.repeats import fold_repeats
+from rules.knob_rationale.restored import restored_by_removed_note
 from rules.knob_rationale.sweeps import TEST_PATH_RE, mirrors, signature, sweep_key, swept
 from rules.knob_rationale.switches import named_switch
 from rules.knob_rationale.tuples import tuple_changes
@@ -149,7 +149,8 @@ class KnobRationale(Rule):
     speed purpose ("Speed up the accuracy test") explains a batch size, parallelism or
     concurrency raised and a sample count lowered, not other knobs; a value put back to
     what a FIXME the PR removes said it was before ("temporarily lowered from 0.38") is
-    restored, that comment its account.
+    restored, that comment its account; a knob in one branch only of a conditional
+    expression the PR adds (`… if prompts else {"batch_size": 16}`) configures a new path.
 
     Prefer
     ------
