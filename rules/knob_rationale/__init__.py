@@ -26,6 +26,7 @@ from rules.analysis.knobs import (
 )
 from rules.analysis.lines import known_lines, printed
 from rules.analysis.model_identity import for_another_model
+from rules.analysis.prtext import reverted_change
 from rules.base import Rule, RuleContext
 from rules.knob_rationale.comments import own_comment
 from rules.knob_rationale.deviations import beside_baseline
@@ -42,9 +43,11 @@ from rules.knob_rationale.judging import (
 from rules.knob_rationale.keypaths import split_across_entries
 from rules.knob_rationale.mentions import Mentions
 from rules.knob_rationale.notice import notice
+from rules.knob_rationale.purpose import serves_speed
 from rules.knob_rationale.reenabled import commented_counterpart
 from rules.knob_rationale.renamed import renamed_into_another_test
 from rules.knob_rationale.repeats import fold_repeats
+from rules.knob_rationale.restored import restored_by_removed_note
 from rules.knob_rationale.sweeps import TEST_PATH_RE, mirrors, signature, sweep_key, swept
 from rules.knob_rationale.switches import named_switch
 from rules.knob_rationale.tuples import tuple_changes
@@ -141,6 +144,13 @@ class KnobRationale(Rule):
     chip count of the runner or suite the PR moves the test to are not asked about
     either; nor is a `threshold` beside a `baseline` (the band a run may deviate: a
     gate), or a context length raised in a PR titled by long context (not a CI fix).
+    A revert that names the change it undoes (`Reverts org/repo#780`, `This reverts
+    commit <sha>`) restores what ran before that change, which is its reason; a title's
+    speed purpose ("Speed up the accuracy test") explains a batch size, parallelism or
+    concurrency raised and a sample count lowered, not other knobs; a value put back to
+    what a FIXME the PR removes said it was before ("temporarily lowered from 0.38") is
+    restored, that comment its account; a knob in one branch only of a conditional
+    expression the PR adds (`… if prompts else {"batch_size": 16}`) configures a new path.
 
     Prefer
     ------
@@ -158,6 +168,8 @@ class KnobRationale(Rule):
     severity = Severity.NOTICE
 
     def check(self, ctx: RuleContext) -> Iterable[Finding]:
+        if reverted_change(ctx.snapshot.title, ctx.snapshot.body) is not None:
+            return  # a revert's values are what the reverted change replaced: it is the reason
         wanted = knob_filter(ctx.config.knobs)
         union = shared_filter(ctx.config)
         # Commit-message bodies are hard-wrapped: a knob and its reason may sit on two
@@ -255,6 +267,8 @@ class KnobRationale(Rule):
                 if shortened_timeout(change, categories) or new_platform_limit(
                         changed.path, change):
                     continue  # a shorter or a first limit fails loudly; nothing hides
+                if restored_by_removed_note(hunk, change):
+                    continue  # put back as the removed FIXME said it was: a restoration
                 kept.append(change)
             if kept:
                 per_hunk.append((hunk, kept))
@@ -265,7 +279,7 @@ class KnobRationale(Rule):
             for change in changes:
                 setting = change.setting
                 if (own_comment(changed, setting) or description.explains(subjects(change))
-                        or mentions.explains(change)):
+                        or mentions.explains(change) or serves_speed(snapshot.title, change)):
                     # The same retune repeated in this file (e.g. one decorator per test)
                     # is covered by the comment written once.
                     explained.add(signature(setting, change))

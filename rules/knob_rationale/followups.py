@@ -13,6 +13,7 @@ from __future__ import annotations
 from bot.core.snapshot import ChangedFile, Hunk, PullRequestSnapshot
 from rules.analysis.knobs import Change
 from rules.knob_rationale.aliases import placements, renamed_alias, topology_follow_up
+from rules.knob_rationale.branches import in_new_branch
 from rules.knob_rationale.catalogs import in_catalog, recipe_update, repaired
 from rules.knob_rationale.context import context_subject, raises_context
 from rules.knob_rationale.newcalls import new_call_lines
@@ -81,6 +82,8 @@ class Followups:
                 return None  # the default of a parameter the PR adds
             if read_by_new_code(changed, new) or repeats_siblings(changed, new):
                 return None  # the new code's own value, or the value its siblings have
+            if in_new_branch(changed, new):
+                return None  # configures a code path the PR's conditional adds
             if renamed_alias(changed, hunk, found) or topology_follow_up(
                     changed, found, self.placed):
                 return None  # same value under another name, or the new runner's size

@@ -255,8 +255,11 @@ def _json_object(side: _Side, number: int) -> int | None:
                 if depth:
                     depth -= 1
                     continue
+                before = code[:at].strip(" \t,}[")
+                if before.endswith(":") and before[:-1].strip() == '""':
+                    continue  # a keyed value (`"extra_args": [`) inside the element
                 # An element of an array: nothing but brackets and commas before it.
-                return n if ch == "{" and not code[:at].strip(" \t,}[") else None
+                return n if ch == "{" and not before else None
     return None
 
 
