@@ -19,6 +19,7 @@ from collections.abc import Iterator, Mapping
 
 from bot.core.snapshot import ChangedFile, Hunk, LineKind
 from rules.analysis.knobs import Categories, normalize
+from rules.analysis.lines import removed_runs
 from rules.analysis.yamlscan import is_yaml
 
 # `key: *name`, `<<: *name`, `- *name`: an alias as a whole value (not a glob in a string).
@@ -81,14 +82,8 @@ def gate_aliases(changed: ChangedFile, hunk: Hunk) -> Iterator[tuple[str, str, i
                                dict(enumerate(base_lines, start=1)))
     head = changed.head_text if changed.head_text is not None else "\n".join(
         changed.patch_head_lines.values())
-    lines, i = hunk.lines, 0
-    while i < len(lines):
-        if lines[i].kind is not LineKind.REMOVED:
-            i += 1
-            continue
-        start = i
-        while i < len(lines) and lines[i].kind is LineKind.REMOVED:
-            i += 1
+    lines = hunk.lines
+    for start, i in removed_runs(hunk):
         if any(line.kind is LineKind.ADDED for line in lines[i:i + 1]):
             continue  # replaced in place
         run = lines[start:i]

@@ -28,6 +28,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from bot.core.snapshot import ChangedFile, Hunk, LineKind
+from rules.analysis.lines import removed_runs
 from rules.threshold_loosening.aliases import gate_aliases
 from rules.threshold_loosening.yaml_items import enclosing, whole_items
 
@@ -147,14 +148,7 @@ def _fields_of_surviving_records(block: list[str], changed: ChangedFile) -> bool
 def _removed_blocks(hunk: Hunk, words: AddedWords, eval_path: bool,
                     changed: ChangedFile) -> Iterator[Removed]:
     lines = hunk.lines
-    i = 0
-    while i < len(lines):
-        if lines[i].kind is not LineKind.REMOVED:
-            i += 1
-            continue
-        start = i
-        while i < len(lines) and lines[i].kind is LineKind.REMOVED:
-            i += 1
+    for start, i in removed_runs(hunk):
         # A YAML list keeps its items whole or not at all: a stage header removed
         # over kept steps removes nothing; a step removed beside it does.
         spans = whole_items(changed, hunk, start, i)

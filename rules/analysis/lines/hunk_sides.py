@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from operator import itemgetter
 
 from bot.core.snapshot import Hunk, LineKind
@@ -56,3 +56,16 @@ def _sides(hunk: Hunk) -> tuple[Side, Side]:
     new = Side([(n, text, kind is added) for kind, text, _, n in lines if n is not None])
     return old, new
 
+
+
+def removed_runs(hunk: Hunk) -> Iterator[tuple[int, int]]:
+    """(start, end) indexes into `hunk.lines` of each maximal run of removed lines."""
+    lines, i = hunk.lines, 0
+    while i < len(lines):
+        if lines[i].kind is not LineKind.REMOVED:
+            i += 1
+            continue
+        start = i
+        while i < len(lines) and lines[i].kind is LineKind.REMOVED:
+            i += 1
+        yield start, i
