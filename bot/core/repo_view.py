@@ -26,7 +26,8 @@ class RepoView(Protocol):
         ...
 
     def list_dir(self, path: str) -> tuple[str, ...] | None:
-        """Paths of the files directly in `path` (repo-relative), or None when unknown."""
+        """Paths of the entries directly in `path` (repo-relative), or None when unknown.
+        Subdirectories are listed too where the view knows them (a git tree listing)."""
         ...
 
     def find_symbol(self, name: str) -> tuple[str, ...] | None:
@@ -62,8 +63,11 @@ class MappedRepoView:
 
     def list_dir(self, path: str) -> tuple[str, ...] | None:
         folder = path.strip("/")
-        found = tuple(sorted(p for p in self.files if parent(p) == folder))
-        return found if found or self.complete else None
+        # Subdirectories as `git ls-tree` lists them, so a walk below a folder can descend.
+        prefix = f"{folder}/" if folder else ""
+        found = {prefix + p[len(prefix):].split("/", 1)[0] for p in self.files
+                 if p.startswith(prefix)}
+        return tuple(sorted(found)) if found or self.complete else None
 
     def find_symbol(self, name: str) -> tuple[str, ...] | None:
         hits = tuple(sorted(p for p, text in self.files.items() if defines(text, name)))

@@ -9,6 +9,10 @@ For a setting scoped to one config, "the others" need not be most of the directo
 per-model config folders hold a vendor's deployment recipe in a third of the files
 (10 of 22 nightly configs set the same value), and a variant config
 (`Model-A3.yaml` beside `Model.yaml`) copies its base config's environment.
+
+A new test module beside folders of configs (`nightly/test_x.py` over
+`nightly/single_node/models/configs/*.yaml`) has no siblings of its kind; then a bounded
+sample of the files below its folder stands in for them (`subtree_files`).
 """
 
 from __future__ import annotations
@@ -17,16 +21,16 @@ import re
 from pathlib import PurePosixPath
 
 from bot.core.snapshot import PullRequestSnapshot
-from rules.analysis.siblings import sibling_files
+from rules.analysis.siblings import sibling_files, subtree_files
 
 _RECIPE_MIN = 3  # siblings sharing a value before a third of the folder is a recipe
 _STEM_MIN = 4  # a shorter common stem ("a.yaml", "ab-x.yaml") says nothing of kinship
+_QUOTED_KEY = r"[\"'\]]{0,3}"  # `VAR:`, `"VAR":`, `os.environ["VAR"] =`
 
 
 def _pattern(var: str, value: str) -> re.Pattern[str]:
-    quoted_key = r"[\"'\]]{0,3}"  # `VAR:`, `"VAR":`, `os.environ["VAR"] =`
     return re.compile(
-        rf"{re.escape(var)}{quoted_key}\s*[:=,]\s*[\"']?{re.escape(value)}(?![\w.])")
+        rf"{re.escape(var)}{_QUOTED_KEY}\s*[:=,]\s*[\"']?{re.escape(value)}(?![\w.])")
 
 
 def moved(snapshot: PullRequestSnapshot, path: str, var: str, value: str) -> bool:
@@ -41,6 +45,26 @@ def moved(snapshot: PullRequestSnapshot, path: str, var: str, value: str) -> boo
 
 def convention(snapshot: PullRequestSnapshot, path: str, var: str, value: str,
                broad: bool) -> bool | None:
+    """Whether the siblings set the identical value (`_siblings`) or, when they do not
+    tell, most of the files below the folder that set `var` do (at least three): a new
+    test module beside the `configs/` subfolders whose recipes all carry it."""
+    shared = _siblings(snapshot, path, var, value, broad)
+    if shared:
+        return True
+    below = subtree_files(snapshot, path)
+    if below is None:
+        return shared
+    setting = re.compile(rf"{re.escape(var)}{_QUOTED_KEY}\s*[:=,]")
+    pattern = _pattern(var, value)
+    setters = [text for _, text in below if setting.search(text)]
+    same = sum(1 for text in setters if pattern.search(text))
+    if same >= _RECIPE_MIN and 2 * same > len(setters):
+        return True
+    return shared
+
+
+def _siblings(snapshot: PullRequestSnapshot, path: str, var: str, value: str,
+              broad: bool) -> bool | None:
     """Whether siblings at the base revision already set the identical value: any of them
     for a broad scope (a workflow copying another's env); for a scoped setting, most of
     them, a recipe shared by a third (and at least three), or the base of a variant

@@ -49,3 +49,45 @@ def sibling_files(snapshot: PullRequestSnapshot,
         if text is not None:
             texts.append((sibling, text))
     return texts or None
+
+
+MAX_WALK_DIRS = 16  # listings below a folder: three levels of a typical tests/ tree
+MAX_WALK_READS = 12
+WALK_SUFFIXES = (".yaml", ".yml", ".py", ".sh", ".json")
+_MARKERS = ("__init__.py", "conftest.py")  # package markers and fixtures set no run's env
+
+
+def subtree_files(snapshot: PullRequestSnapshot, path: str) -> list[tuple[str, str]] | None:
+    """(path, base text) of a bounded sample of files in the subfolders of `path`'s folder:
+    a breadth-first walk of at most MAX_WALK_DIRS listings, then at most MAX_WALK_READS
+    reads taken round-robin across the folders found, so one large folder of scripts
+    does not stand for the whole tree. None without a view or when nothing is listed."""
+    view = snapshot.repo_view
+    if view is None:
+        return None
+    start = str(PurePosixPath(path).parent)
+    queue = ["" if start == "." else start]
+    found: list[list[str]] = []
+    listings = 0
+    while queue and listings < MAX_WALK_DIRS:
+        folder = queue.pop(0)
+        entries = view.list_dir(folder)
+        listings += 1
+        if entries is None:
+            continue
+        # Entries without a suffix are taken for subdirectories (a file read there fails).
+        queue += [e for e in entries if not PurePosixPath(e).suffix]
+        if listings > 1:  # the start folder's own files are the siblings, read already
+            found.append([e for e in entries if PurePosixPath(e).suffix in WALK_SUFFIXES
+                          and PurePosixPath(e).name not in _MARKERS])
+    texts: list[tuple[str, str]] = []
+    reads = 0
+    while reads < MAX_WALK_READS and any(found):
+        for files in found:
+            if files and reads < MAX_WALK_READS:
+                reads += 1
+                below = files.pop(0)
+                text = view.read(below)
+                if text is not None:
+                    texts.append((below, text))
+    return texts or None
