@@ -8,18 +8,11 @@ from __future__ import annotations
 
 import re
 
-from bot.core.snapshot import ChangedFile, LineKind
+from bot.core.snapshot import ChangedFile
 from rules.analysis.knobs import Setting
-from rules.analysis.memo import memoized
 
 _CONDITIONAL_RE = re.compile(r"=[^=].*?\sif\s(?P<test>.+?)\selse\s(?P<other>.+)$", re.S)
 _MAX_LINES = 6
-
-
-@memoized
-def _added(changed: ChangedFile) -> frozenset[int]:
-    return frozenset(line.new_no for hunk in changed.hunks for line in hunk.lines
-                     if line.kind is LineKind.ADDED and line.new_no is not None)
 
 
 def in_new_branch(changed: ChangedFile, new: Setting) -> bool:
@@ -27,7 +20,7 @@ def in_new_branch(changed: ChangedFile, new: Setting) -> bool:
     whose statement (joined over `\\` continuations) the PR adds whole."""
     if not changed.path.endswith(".py"):
         return False
-    added = _added(changed)
+    added = changed.added_line_numbers
     first = new.line
     while first - 1 in added and first > new.line - _MAX_LINES and (
             changed.head_line(first - 1) or "").rstrip().endswith("\\"):
