@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 from bot.core.snapshot import Hunk
 from rules.analysis.lines import MAX_LINE, sides
+from rules.analysis.memo import memoized
 
 _MAX_SPAN = 64  # physical lines one logical command may span (bounded walk)
 
@@ -57,12 +58,22 @@ def removed_commands(hunk: Hunk) -> Iterator[str]:
         yield _logical(parts)
 
 
+@memoized
+def _by_prefix(hunk: Hunk) -> dict[str, list[str]]:
+    """`removed_commands` indexed by their first 8 characters (asked once per added line
+    with an argument hint: a large hunk must not be rescanned for each)."""
+    index: dict[str, list[str]] = {}
+    for old in removed_commands(hunk):
+        index.setdefault(old[:8], []).append(old)
+    return index
+
+
 def replaced_command(hunk: Hunk, command: str) -> str:
     """The removed logical command of `hunk` that `command` (a head logical command)
     replaces: the one sharing the longest prefix with it, at least 8 characters; "" if
     none does."""
     best, size = "", 7
-    for old in removed_commands(hunk):
+    for old in _by_prefix(hunk).get(command[:8], [])[:50]:
         common = next((i for i, (a, b) in enumerate(zip(command, old, strict=False)) if a != b),
                       min(len(command), len(old)))
         if common > size:
