@@ -170,7 +170,9 @@ class SilencedTest(Rule):
     changed CI file names the old test, which still exists (medium);
     `disabled=True` / `skip=True` on a Python test-list entry; a `def test_…` deleted in
     a PR that says it fixes tests (medium confidence). A test moved, renamed or deleted
-    with its file is not silenced; nor is a test split into a helper that new tests call
+    with its file is not silenced (nor is a `file.py::test_x` selection whose `def test_x`
+    the PR deletes, nor an argument of a command re-wrapped over `\\` continuation lines
+    that the removed command already had); nor is a test split into a helper that new tests call
     (`def test_x` → `def _test_x(self, levels)` plus `test_x_low…` / `test_x_high…`), a
     test method that the repository's explicit suite lists (`TestFile(...,
     test_methods=[...])`) never named, or a test taken off one job's list and moved, as
@@ -219,8 +221,10 @@ class SilencedTest(Rule):
         def test_glm_pcp4_gsm8k(): ...
 
     A link, `#N`, a tracker key (`SW-241408`) or a PR or issue named by its number
-    (`PR's: 30627, 31036`, `PR30684`, `issue 4521`) tracks it; a count or a version after
-    such a word ("PR 2 of the series", "issues: 12 tests fail") does not.
+    (`PR's: 30627, 31036`, `PR30684`, `PR-1311`, `issue 4521`, or the number first:
+    "waiting for 1311pr to merge") tracks it; a count or a version after such a word ("PR
+    2 of the series", "issues: 12 tests fail"), a plural ("120 PRs") or a number alone (a
+    year, a size, a port) does not.
     """
 
     id = "silenced-test"

@@ -8,6 +8,7 @@ import re
 from rules.analysis.lines import MAX_LINE, code_part, printed
 from rules.silenced_test.gates import tracked
 from rules.silenced_test.line_structure import SilencingView
+from rules.silenced_test.quoting import clip
 from rules.silenced_test.silencing_detectors import (
     ENTRY_RE,
     NOT_RUN,
@@ -194,7 +195,7 @@ def commented_hit(view: SilencingView, n: int, text: str, suffix: str) -> Hit | 
             return None  # the base did not run it, or the head still does
         if suffix == ".sh" and tracked_in_function(view, n):
             return None
-        return Hit(n, f"`{code[:80]}`", NOT_RUN, silenced[0], verb="commented out", alone=True)
+        return Hit(n, f"`{clip(code)}`", NOT_RUN, silenced[0], verb="commented out", alone=True)
     if not code or not view.was_removed(n, code):
         return None  # only a removed line that comes back as a comment was disabled
     if suffix == ".sh" and (function := shell_function_definition(code)):
@@ -208,7 +209,7 @@ def commented_hit(view: SilencingView, n: int, text: str, suffix: str) -> Hit | 
         # of the script's test functions.
         if tracked_at_definition(view, call) or tracked_in_function(view, n):
             return None  # the note where the function is commented out tracks the call
-        return Hit(n, f"`{code[:80]}`", NOT_RUN, code[:80], verb="commented out", alone=True)
+        return Hit(n, f"`{clip(code)}`", NOT_RUN, code[:80], verb="commented out", alone=True)
     if suffix == ".py":
         if _SUITE_ENTRY_RE.match(code):
             return _suite_entry(view, n, code)
@@ -227,4 +228,4 @@ def commented_hit(view: SilencingView, n: int, text: str, suffix: str) -> Hit | 
     elif suffix != ".txt" or not (view.changed.surface == "eval-config"
                                   or _LIST_FILE_RE.search(view.changed.path)):
         return None
-    return Hit(n, f"`{code[:80]}`", NOT_RUN, code[:80], verb="commented out")
+    return Hit(n, f"`{clip(code)}`", NOT_RUN, code[:80], verb="commented out")

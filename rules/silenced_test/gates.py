@@ -46,15 +46,24 @@ _VERSION_OP_RE = re.compile(r"(?<![<>=!])(==|!=|<=|>=|<|>)\s*[\"']?v?\d")
 _VERSION_IS_RE = re.compile(r"version_is\w*\s*\(|\bversion\w*\s*(?:==|!=)")
 # Jira-style keys (`SW-241408`, `ABC-1234`): the internal tracker of many repositories.
 _TRACKER_KEY_RE = re.compile(r"(?<![\w./-])(?P<project>[A-Z][A-Z_]{1,9})-\d{2,7}(?![\w-])")
-# A PR or issue named by its number without `#`, the way some repositories write them
-# ("PR30684", "PR's: 30627, 31036", "issue 4521"): the word right before a number of at
-# least two digits that is no version or count ("PR 2 of", "v0.10", "issues: 12 tests").
+# A PR or issue named by its number without a bare `#`, the way some repositories write
+# them ("PR30684", "PR-1311", "PR#1311", "PR's: 30627, 31036", "issue 4521"): the word right
+# before a number of at least two digits that is no version or count ("PR 2 of", "v0.10",
+# "issues: 12 tests").
 _NUMBERED_REF_RE = re.compile(
-    r"(?<![\w-])(?:PRs?|PR's|pull requests?|issues?)(?:\s*(?:no\.|number|:))?\s*"
+    r"(?<![\w-])(?:PRs?|PR's|pull requests?|issues?)(?:\s*(?:no\.|number|:)|[-_#])?\s*"
     r"(?P<number>\d{2,7})(?![\w%]|\.\d)(?!\s*(?:x\b|of\b|out of\b|more\b|tests?\b|cases?\b|"
     r"times\b|failures?\b|errors?\b|[gnt]pus?\b|nodes?\b|cards?\b|devices?\b|runs?\b|"
     r"steps?\b|tokens?\b|samples?\b|models?\b|files?\b|lines?\b|(?:milli)?seconds?\b|"
     r"minutes?\b|hours?\b|days?\b))",
+    re.I,
+)
+# The number first, "PR" right after it ("waiting for 1311pr to merge", "1311-PR", "the
+# 1311 PR"): at least three digits, one "PR" (a plural is a count: "120 PRs"), and not a
+# year when a space parts them ("2024 PR roadmap"). A number alone is never a reference.
+_NUMBER_FIRST_REF_RE = re.compile(
+    r"(?<![\w.#/-])(?:(?P<glued>\d{3,7})[-_]?|(?!(?:19|20)\d\d\b)(?P<spaced>\d{3,7})\s)"
+    r"(?:PR|pull request)(?![\w'’-])",
     re.I,
 )
 # Upper-case words followed by a number that are not tracker projects.
@@ -66,11 +75,12 @@ _NOT_PROJECTS = frozenset({
 
 
 def tracked(text: str) -> str | None:
-    """An issue link, `#N`, a PR or issue named by number (`PR 30627`), or tracker key
-    (`SW-241408`) in a line or comment."""
+    """An issue link, `#N`, a PR or issue named by number (`PR 30627`, `1311pr`), or
+    tracker key (`SW-241408`) in a line or comment."""
     if link := issue_link(text):
         return link
-    if numbered := _NUMBERED_REF_RE.search(text[:20_000]):
+    if numbered := _NUMBERED_REF_RE.search(text[:20_000]) or \
+            _NUMBER_FIRST_REF_RE.search(text[:20_000]):
         return numbered.group(0)
     for match in _TRACKER_KEY_RE.finditer(text[:20_000]):
         if match.group("project") not in _NOT_PROJECTS:

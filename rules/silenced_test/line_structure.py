@@ -18,9 +18,10 @@ from functools import cached_property
 from typing import TYPE_CHECKING
 
 from bot.core.repo_view import RepoView
-from bot.core.snapshot import ChangedFile
+from bot.core.snapshot import ChangedFile, Hunk
 from rules.analysis.lines import MAX_LINE, code_part, indent_width, known_lines
 from rules.analysis.literals import any_of
+from rules.silenced_test.continued import head_command, replaced_command
 from rules.silenced_test.test_commands import Runs, config_testpaths, newly_covered, side_runs
 
 if TYPE_CHECKING:
@@ -100,6 +101,18 @@ class KnownLines:
             if common > size:
                 best, size = old, common
         return best
+
+    @cached_property
+    def _hunk_of(self) -> dict[int, Hunk]:
+        return {ln.new_no: hunk for hunk in self.changed.hunks for ln in hunk.added
+                if ln.new_no is not None}
+
+    def replaced_command(self, n: int) -> str:
+        """The removed logical command (`\\` continuations joined) that the logical command
+        holding added line n replaces, "" when its hunk removes none like it: a command
+        re-wrapped one argument per line still has the arguments it had."""
+        hunk = self._hunk_of.get(n)
+        return "" if hunk is None else replaced_command(hunk, head_command(self.get, n))
 
     def back(self, n: int) -> Iterator[tuple[int, str]]:
         """Non-blank, non-comment lines above n, stopping at the first unknown line."""

@@ -7,7 +7,8 @@ the suite lists if the repository has them (suite_lists); a reusable workflow's 
 input whose test no changed CI file names any more, though the base has it (medium: a
 workflow the PR leaves alone may still run it). A removal whose line or test
 name comes back on an added line anywhere in the PR is a move; a test command whose
-test file the PR deletes goes with its test. Findings sit at the nearest head line.
+test file, or selected test function (`file.py::test_x`), the PR deletes goes with its
+test. Findings sit at the nearest head line.
 """
 
 from __future__ import annotations
@@ -24,10 +25,12 @@ from rules.silenced_test.commented import shell_function_call
 from rules.silenced_test.expansion import MakeTargets
 from rules.silenced_test.line_structure import SilencingView
 from rules.silenced_test.moved_tests import moved_into, survives
+from rules.silenced_test.quoting import clip
 from rules.silenced_test.removed_entries import (
     PY_ENTRY_RE,
     YAML_ITEM_RE,
     defined_in_head,
+    deleted_definitions,
     python_test_entry,
     subject_gone,
     test_input_paths,
@@ -120,6 +123,10 @@ class PullRequestAdds:
         return MakeTargets(text) if text else None
 
     @cached_property
+    def deleted_defs(self) -> dict[str, frozenset[str]]:
+        return deleted_definitions(self._files)
+
+    @cached_property
     def _added(self) -> list[str]:
         return [line.text[:MAX_LINE] for f in self._files for line in f.added_lines]
 
@@ -177,9 +184,14 @@ class PullRequestAdds:
 
 def _gone(target: str, adds: PullRequestAdds) -> bool:
     """The test file of `target` is deleted or moved by the PR (its command went with
-    it), or its file name is on an added line (invoked from elsewhere now)."""
-    path = target.split("::", 1)[0].rstrip("/")
+    it), or so is the test function or class it selects (`file.py::test_x`), or its file
+    name is on an added line (invoked from elsewhere now)."""
+    path, _, selected = target.partition("::")
+    path = path.rstrip("/")
     if any(p == path or p.startswith(path + "/") for p in adds.removed_paths):
+        return True
+    deleted = adds.deleted_defs.get(path) if selected else None
+    if deleted and any(name.split("[", 1)[0] in deleted for name in selected.split("::")):
         return True
     name = path.rsplit("/", 1)[-1]
     if path in adds.names or ("." in name and name in adds.names):
@@ -236,16 +248,16 @@ def removal_hits(view: SilencingView, suffix: str, adds: PullRequestAdds,
                 name = code.split()[0] if code.split() else ""
                 if shell_function_call(view, code) and name not in adds.words and \
                         defined_in_head(changed, name, shell=True):
-                    hit = Hit(0, f"`{code[:80]}`", NOT_RUN, name, verb="removed")
+                    hit = Hit(0, f"`{clip(code)}`", NOT_RUN, name, verb="removed")
             elif suffix == ".yaml" and cmd is None:
                 entry = yaml_test_item(hunk, line.old_no, code)
                 if entry and entry not in adds.words and entry not in adds.names and \
                         not any(YAML_ITEM_RE.match(t) and "test" in t.lower() for t in added):
-                    hit = Hit(0, f"`{code[:80]}`", NOT_RUN, entry, verb="removed")
+                    hit = Hit(0, f"`{clip(code)}`", NOT_RUN, entry, verb="removed")
                 elif changed.surface in ("workflow", "ci-config") and (left := [
                         p for p in test_input_paths(code) if adds.orphaned(p) and p not in inputs]):
                     # Medium: a workflow the PR leaves alone may still run it.
-                    hit = Hit(0, f"`{code[:80]}`", NOT_RUN, left[0], verb="removed", medium=True)
+                    hit = Hit(0, f"`{clip(code)}`", NOT_RUN, left[0], verb="removed", medium=True)
                     inputs.add(left[0])  # several jobs re-pointed away from it: one finding
             elif suffix in (".sh", ".yaml") and cmd is not None:
                 gone = [t for t in silenced_targets(cmd, view.runs_of("base"),
@@ -254,15 +266,15 @@ def removal_hits(view: SilencingView, suffix: str, adds: PullRequestAdds,
                         and not adds.moved_into(t, view.runs_of("head"))]
                 if gone and not commented_back(cmd, added) and (targets(cmd) or not (
                         adds.runs.runs(cmd, None) or adds.runs.makes(cmd, adds.make))):
-                    hit = Hit(0, f"`{code[:80]}`", NOT_RUN, gone[0], verb="removed")
+                    hit = Hit(0, f"`{clip(code)}`", NOT_RUN, gone[0], verb="removed")
             elif suffix == ".py" and (entry := python_test_entry(changed, hunk, text)):
                 if entry not in adds.names and entry.rsplit("/", 1)[-1] not in adds.names \
                         and not _gone(entry, adds) and \
                         not any(PY_ENTRY_RE.match(t) for t in added):
-                    hit = Hit(0, f"`{code[:80]}`", NOT_RUN, entry, verb="removed",
+                    hit = Hit(0, f"`{clip(code)}`", NOT_RUN, entry, verb="removed",
                               where=" from the test list")
             elif is_list and not [t for t in added if t and not t.startswith("#")]:
-                hit = Hit(0, f"`{code[:80]}`", NOT_RUN, code[:80], verb="removed",
+                hit = Hit(0, f"`{clip(code)}`", NOT_RUN, code[:80], verb="removed",
                           where=f" from `{changed.path.rsplit('/', 1)[-1]}`")
             elif suffix == ".py" and fix_pr and \
                     (match := _DEF_TEST_RE.match(text)) and \

@@ -1,10 +1,11 @@
 """The test a removed line names, for silencing by deletion: a YAML list item
-(`- script: L2_x`), a Python suite-list entry (`TestFile("test_x.py", 60),`), and whether
-the head still defines a removed test."""
+(`- script: L2_x`), a Python suite-list entry (`TestFile("test_x.py", 60),`), whether
+the head still defines a removed test, and which test functions the PR deletes."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from itertools import pairwise
 
 from bot.core.repo_view import RepoView, defines
@@ -85,6 +86,28 @@ def defined_in_head(changed: ChangedFile, name: str, shell: bool = False) -> boo
     pattern = (rf"^\s*(?:function\s+)?{re.escape(name)}\s*(?:\(\s*\)|\{{)" if shell
                else rf"def\s+{re.escape(name)}\b")
     return re.search(pattern, head, re.M) is not None
+
+
+_DEF_NAME_RE = re.compile(r"^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+(\w+)", re.M)
+
+
+def deleted_definitions(files: Iterable[ChangedFile]) -> dict[str, frozenset[str]]:
+    """Per Python test module the PR edits, the test functions and classes it deletes:
+    a removed `def`/`class` line that the head no longer defines (by its text when
+    known, else by the file's added lines, where a moved definition would reappear)."""
+    found: dict[str, frozenset[str]] = {}
+    for f in files:
+        if f.status == "removed" or not f.path.endswith(".py") or not test_module(f.path):
+            continue
+        names = {m.group(1) for ln in f.removed_lines if (m := _DEF_NAME_RE.match(ln.text))}
+        if not names:
+            continue
+        head = f.head_text if f.head_text is not None else \
+            "\n".join(ln.text for ln in f.added_lines)
+        gone = names - {m.group(1) for m in _DEF_NAME_RE.finditer(head)}
+        if gone:
+            found[f.path] = frozenset(gone)
+    return found
 
 
 def test_input_paths(code: str) -> list[str]:

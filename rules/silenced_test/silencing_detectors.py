@@ -278,7 +278,7 @@ def arg_hits(view: SilencingView, n: int, text: str) -> Iterator[Hit]:
     if not view.args or not any(hint in text for hint in ARG_HINTS):
         return
     text = code_part(text)
-    removed = view.counterpart(n, text)
+    removed = f"{view.counterpart(n, text)}\n{view.replaced_command(n)}"  # re-wrapped too
     for match in IGNORE_ARG_RE.finditer(text):
         value, flag = match.group("v"), match.group("flag")
         if f"{flag}={value}" in removed or f"{flag} {value}" in removed:
