@@ -47,7 +47,8 @@ _PHRASES = (
     # if the job fails", "upload logs on failure", "retry failed jobs"): nothing is being
     # fixed. Not a failure before the condition ("test fails when run on A2").
     (re.compile(r"\b((?:when(?:ever)?|if|unless)(?:\s+(?!(?:and|or|but|so|then)\b)[\w.-]+){0,3}?"
-                r"|(?:on|upon)(?:\s+(?:a|an|any|the|its|their))?(?:\s+[\w.-]+)?"
+                r"|(?:on|upon)(?:\s+(?:a|an|any|the|its|their))?"
+                r"(?:\s+(?:jobs?|tests?|steps?|builds?|runs?|ci|pipelines?|workflows?))?"
                 r"|(?:retr(?:y|ies|ied|ying)|re-?run(?:s|ning)?)(?:\s+(?:a|an|all|any|the|only))?"
                 r"(?:\s+[\w.-]+)?)\s+fail(?:s|ed|ing|ures?)?\b"), r"\1 onfail"),
     # "fixed seed", "fixed-size": an adjective, not the verb.
