@@ -131,7 +131,11 @@ class DedupNote(Rule):
     naming improvements ("P0 CI gate improvements"), a workaround the title removes
     ("Remove the X workaround in the tests": cleanup once the bug is fixed), a bare
     `[CI]` tag whose only run link is the PR's own validation run ("have tested in
-    <run>"), and a description bullet fixing a scanner warning ("Fixes CodeQL warning …").
+    <run>"), a description bullet fixing a scanner warning ("Fixes CodeQL warning …"), and
+    a failure the new behaviour reacts to ("adaptive cadence: 24h when failing", "retry
+    failed jobs", "upload logs on failure"): nothing is being fixed. A test fix stated in
+    the title ("Hardcoded env variables to fix spec decoding e2e tests") is one whatever
+    trailers its body holds (their e-mail addresses are not an e-mail report).
 
     Prefer
     ------

@@ -45,29 +45,32 @@ class FailingRunLink(Rule):
     lists the commits' subjects, or one of only trailers such as `Signed-off-by:` and
     version stamps) the finding is medium confidence.
 
-    A flake fix titled by its remedy ("[CI] Set seeds for e2e tests" whose description
-    says the accuracy fluctuates under the tolerance), a test "temporarily" removed from
-    CI (the run that made it unstable), failing tests commented out, a diff that only
-    skips tests (skip markers, a step's `if:`: the run they failed in), the fix of a job
-    that "takes too long" or has "no space" left in a diff of CI and test files only, a
-    bracketed tag fixing an upstream or CI break (`[FIX_DUE_UPSTREAM] fix for upstream PR
-    …`, `[FIX_FOR_VLLM_LATEST]`) or the same in words ("Fix the failing introduced by
-    upstream 22685"), a fixed failure in a title that names CI in another clause ("Fix
-    deepseek v2 failing + update CI …"), a test made stable, a fixed compound failure
+    A flake fix titled by its remedy ("[CI] Set seeds for e2e tests" whose description says
+    the accuracy fluctuates under the tolerance), a test "temporarily" removed from CI (the
+    run that made it unstable), failing tests commented out, a diff that only skips tests
+    (skip markers, a step's `if:`: the run they failed in), the fix of a job that "takes too
+    long" or has "no space" left in a diff of CI and test files only, a bracketed tag fixing
+    an upstream or CI break (`[FIX_DUE_UPSTREAM] fix for upstream PR …`,
+    `[FIX_FOR_VLLM_LATEST]`) or the same in words ("Fix the failing introduced by upstream
+    22685"), a fixed failure in a title that names CI in another clause ("Fix deepseek v2
+    failing + update CI …"), a test made stable, a fixed compound failure
     ("startup_failures") or break of a scanner or scheduled job ("Fix Scorecard publish
-    break"), fixes of a CI named as a compound's last part ("3 hourly-CI fixes"), and a
-    `fix:` retuning a threshold whose description says the test intermittently fails are
-    CI fixes. There is no failing run to link for a workaround the title removes ("Remove
-    the X workaround in the tests": cleanup once the bug is fixed), tests that fail only
-    when run on their own (CI runs the suite), a limit imposed whose description names no
-    failure ("[CI] Limit `MAX_JOBS` in the install": preventive), a `fix(ci):` type naming
-    improvements, a bare `[CI]` tag whose only run link is the PR's own validation run,
-    a description bullet fixing a scanner warning ("Fixes CodeQL warning …"), a diff that
-    that only deletes skip markers ("fix skipped e2e test"), a failure analysis or
-    report feature, a CI fix the description names as a side effect of other work
-    ("this also fixes the CI error"), or a fix to repository automation alone (PR bots,
-    slash-command and cherry-pick workflows, label and stale managers); when such an
-    automation fix names a failing test or build, the finding is medium confidence.
+    break"), fixes of a CI named as a compound's last part ("3 hourly-CI fixes"), a test fix
+    stated in the title whatever trailers the body holds ("Hardcoded env variables to fix
+    spec decoding e2e tests"), and a `fix:` retuning a threshold whose description says the
+    test intermittently fails are CI fixes. There is no failing run to link for a workaround
+    the title removes ("Remove the X workaround in the tests": cleanup once the bug is
+    fixed), tests that fail only when run on their own (CI runs the suite), a limit imposed
+    whose description names no failure ("[CI] Limit `MAX_JOBS` in the install": preventive),
+    a `fix(ci):` type naming improvements, a bare `[CI]` tag whose only run link is the PR's
+    own validation run, a description bullet fixing a scanner warning ("Fixes CodeQL warning
+    …"), a failure the new behaviour reacts to ("adaptive cadence: 24h when failing", "retry
+    failed jobs", "upload logs on failure"), a diff that only deletes skip markers ("fix
+    skipped e2e test"), a failure analysis or report feature, a CI fix the description names
+    as a side effect of other work ("this also fixes the CI error"), or a fix to repository
+    automation alone (PR bots, slash-command and cherry-pick workflows, label and stale
+    managers); when such an automation fix names a failing test or build, the finding is
+    medium confidence.
 
     Prefer
     ------

@@ -268,3 +268,34 @@ def test_a_body_fixing_a_scanner_warning_is_not_a_ci_fix(name: str) -> None:
     assert ci_fix_phrase(title, f"- Add {name} tests\n{warning}\n- Move tests to CPU") is None
     assert ci_fix_phrase(title, f"- Add {name} tests\n- Fixes the failing {name} workflow\n"
                          "- Move tests to CPU") is not None
+
+
+# A failure as the condition a new behaviour reacts to: a cadence, a back-off, a retry.
+CONDITIONS = (
+    "adaptive {s} hourly cadence (8h when healthy, 24h when failing)",
+    "back off the {s} nightly if the job fails",
+    "upload the {s} logs on failure",
+    "retry failed {s} jobs",
+    "rerun the {s} tests on test failure",
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(prefix.filter(lambda p: "fix" not in p.lower() and "bug" not in p.lower()), subject,
+       st.sampled_from(CONDITIONS))
+def test_a_failure_the_change_reacts_to_is_not_a_fix(tag: str, name: str, template: str) -> None:
+    title = tag + template.format(s=name)
+    assert ci_fix_phrase(title, "") is None, title
+    # The failure before the condition is the one fixed: "test_x fails when run on A2".
+    assert ci_fix_phrase(f"{tag}Fix {name} test failing when run on A2", "") is not None
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(("[Spec decoding] ", "[Model] ", "")), subject,
+       st.lists(st.sampled_from(TRAILERS), min_size=1, max_size=4), names)
+def test_trailers_do_not_say_what_else_a_claimed_test_fix_is(tag: str, name: str,
+                                                             lines: list[str], who: str) -> None:
+    """"Signed-off-by: … <x-email@…>" is not a PR about e-mail reports."""
+    title = f"{tag}Hardcoded env variables to fix {name} e2e tests."
+    body = "\n".join(t.format(n=who, v=3) for t in lines) + "\nSigned-off-by: x <your-email@x.com>"
+    assert ci_fix_phrase(title, body) is not None, body

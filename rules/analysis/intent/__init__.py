@@ -10,8 +10,9 @@ the title names, is a side effect; tests that fail only when run on their own pa
 CI's suite; a run link alone, without a stated failure, is the PR's own validation run;
 a limit imposed ("Limit `MAX_JOBS`") is preventive unless the text names what failed.
 A fixed failure of a scanner, schedule or bot job is a red job; in a log or a report the
-failure is the content. Everything is linear in the text and the diff
-(titles capped, bodies through `prtext.markdown.clean`).
+failure is the content. A failure the new behaviour reacts to ("24h when failing", "retry
+failed jobs", "on failure") is a condition, not a failure fixed. Everything is linear in the
+text and the diff (titles capped, bodies through `prtext.markdown.clean`).
 """
 
 from rules.analysis.intent.body import ci_fix_phrase, described, squash_subjects, who_reads

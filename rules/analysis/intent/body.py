@@ -70,19 +70,36 @@ _STAMP_RE = re.compile(r"^\s*[*-]\s*[\w.-]{1,30}\s+(?:version|main)\s*:\s*$", re
 _URL_LINE_RE = re.compile(r"^\s*<?https?://\S+>?\s*$")
 
 
-def _only_trailers(body: str) -> bool:
-    """Every line of the body is a trailer, a rule or a version stamp (with its wrapped url)."""
+def _is_trailer(lines: Sequence[str]) -> list[bool]:
+    """Which lines are trailers, rules or version stamps (with a stamp's wrapped url)."""
+    flags: list[bool] = []
     stamp = False
-    for line in clean(body).splitlines()[:200]:
+    for line in lines:
         if not line.strip():
+            flags.append(False)  # a blank line between a stamp and its url
             continue
         if stamp and _URL_LINE_RE.match(line):
+            flags.append(True)
             stamp = False
             continue
-        if not _TRAILER_RE.match(line):
-            return False
-        stamp = _STAMP_RE.match(line) is not None
-    return True
+        flags.append(_TRAILER_RE.match(line) is not None)
+        stamp = flags[-1] and _STAMP_RE.match(line) is not None
+    return flags
+
+
+def _only_trailers(body: str) -> bool:
+    """Every line of the body is a trailer, a rule or a version stamp (with its wrapped url)."""
+    lines = [line for line in clean(body).splitlines()[:200] if line.strip()]
+    return all(_is_trailer(lines))
+
+
+def prose_of(body: str) -> str:
+    """The description's prose without its trailers: "Signed-off-by: … <x-email@…>" is
+    not a PR about e-mail, nor a version stamp a PR about versions."""
+    prose, _ = split_markdown(clean(body))
+    lines = prose.splitlines()
+    return "\n".join(line for line, trailer in zip(lines, _is_trailer(lines), strict=True)
+                     if not trailer)
 
 
 def described(body: str) -> bool:
@@ -220,7 +237,7 @@ def ci_fix_phrase(title: str, body: str, labels: Sequence[str] = (), *, ci_diff:
     if verdict is Verdict.CLAIM and _other_subjects(subjects):
         verdict = Verdict.NOT  # "[nightly] fix job order" + "* move the cron to Sunday"
     label = next((lb for lb in labels if _LABEL_RE.search(lb)), None)
-    prose, _ = split_markdown(clean(body))
+    prose = prose_of(body)
     if verdict is Verdict.CLAIM and not subjects and _other_work(prose):
         verdict = Verdict.NOT  # "[CI][BugFix] …": the description says it is trigger logic
     if verdict is Verdict.CLAIM and not subjects and _isolation_only(prose):

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 
 from bot.core.snapshot import PullRequestSnapshot
-from rules.analysis.intent.body import ci_fix_phrase
+from rules.analysis.intent.body import ci_fix_phrase, prose_of
 from rules.analysis.intent.changes import (
     automation_only,
     ci_files_only,
@@ -49,8 +49,7 @@ def read_ci_fix(snapshot: PullRequestSnapshot) -> Reading | None:
     if phrase is None or only_unskips(snapshot.files):
         return None
     if automation_only(snapshot.files):
-        prose, _ = split_markdown(clean(snapshot.body))
-        if not _names_failing_test(snapshot.title[:1000], prose):
+        if not _names_failing_test(snapshot.title[:1000], prose_of(snapshot.body)):
             return None
         return Reading(phrase, tentative=True)
     return Reading(phrase, tentative=False)

@@ -19,7 +19,7 @@ _META = {
                r"\btruncat\w*",
     "report": r"\breports?\b|\breporting\b|\bdashboards?\b|\bsummar(?:y|ies|i[sz]e)\b|\bplots?\b|"
               r"\bcharts?\b|\bcsv\b|\bleaderboards?\b|\bbadges?\b|\bnotif\w+|\bslack\b|"
-              r"\be-?mails?\b|\b(?:data|result|record|row)\s+counts?\b|\bcoverage report\b|"
+              r"\be-?mails?\b(?!@)|\b(?:data|result|record|row)\s+counts?\b|\bcoverage report\b|"
               r"\bupload(?:s|ing)? (?:\w+ )?(?:results?|metrics|artifacts?)\b",
     # Tooling that analyses failures: "[CI] Failure analyze for …", "add a failure triage bot".
     "failure analysis": r"\bfailures? (?:analy[sz]\w*|triage|classif\w*|categori[sz]\w*|"

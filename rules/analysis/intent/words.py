@@ -43,6 +43,14 @@ _PHRASES = (
     # A runner's disk filling up ("No space left on device", "resolve no space").
     (re.compile(r"\bno (?:disk )?space(?: left)?(?: on (?:the )?device)?\b|\bdisk (?:is )?full\b|"
                 r"\bout of disk(?: space)?\b"), " nospace "),
+    # A failure as the condition a new behaviour reacts to ("24h when failing", "back off
+    # if the job fails", "upload logs on failure", "retry failed jobs"): nothing is being
+    # fixed. Not a failure before the condition ("test fails when run on A2").
+    (re.compile(r"\b((?:when(?:ever)?|if|unless)(?:\s+(?!(?:and|or|but|so|then)\b)[\w.-]+){0,3}?"
+                r"|(?:on|upon)(?:\s+(?:a|an|any|the|its|their))?"
+                r"(?:\s+(?:jobs?|tests?|steps?|builds?|runs?|ci|pipelines?|workflows?))?"
+                r"|(?:retr(?:y|ies|ied|ying)|re-?run(?:s|ning)?)(?:\s+(?:a|an|all|any|the|only))?"
+                r"(?:\s+[\w.-]+)?)\s+fail(?:s|ed|ing|ures?)?\b"), r"\1 onfail"),
     # "fixed seed", "fixed-size": an adjective, not the verb.
     (re.compile(r"\bfixed[- ](?=(?:random\s+)?(?:seeds?|sizes?|lengths?|shapes?|points?|"
                 r"widths?|values?|order|ports?)\b)"), "constant "),
