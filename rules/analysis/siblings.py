@@ -91,3 +91,83 @@ def subtree_files(snapshot: PullRequestSnapshot, path: str) -> list[tuple[str, s
                 if text is not None:
                     texts.append((below, text))
     return texts or None
+
+
+# The neighbourhood of a file whose own folder says nothing (a new folder, or siblings
+# that are the PR's own new files): its ancestors' files and the "cousin" folders that
+# sit where it sits in a parallel tree (`tests/e2e/310p/singlecard/pooling` beside
+# `tests/e2e/singlecard/pooling`, `weekly/multi_node/external_dp/config` beside
+# `nightly/multi_node/internal_dp/config`).
+MAX_NEAR_LISTINGS = 24  # list_dir calls (API objects in the App), ancestors first
+MAX_NEAR_READS = 16
+MAX_NEAR_PER_FOLDER = 4  # so one big folder does not stand for the neighbourhood
+MAX_NEAR_MISMATCHES = 2  # path components a cousin may differ in from the file's folder
+_NOT_EVIDENCE = ("__init__.py",)  # package markers hold no convention
+_FIXTURES = "conftest.py"
+
+
+def nearby_files(snapshot: PullRequestSnapshot, path: str,
+                 suffixes: tuple[str, ...]) -> list[tuple[str, str]] | None:
+    """(path, base text) of files with one of `suffixes` near `path`'s folder, nearest
+    first: the files of each ancestor folder (up to the top-level folder, not the root),
+    then folders at most as deep as the file's own that differ from its folder's path in
+    one component, then in two (fewer differing components first, then the deeper the
+    shared ancestor the nearer). The file's own folder is not read (`sibling_files` is).
+
+    Deterministic and bounded: MAX_NEAR_LISTINGS listings, MAX_NEAR_READS reads. The
+    ancestors are known from the path, so a view that answers None while it fetches
+    (the App) is asked for all of them at once; a view that lists files only (no
+    subfolders) yields the ancestors' files alone. None without a view or any text."""
+    view = snapshot.repo_view
+    parts = PurePosixPath(path).parent.parts
+    if view is None or len(parts) < 2:
+        return None
+    # (mismatches, -depth of the shared ancestor, folder): the walk's order.
+    queue = [(0, -k, "/".join(parts[:k])) for k in range(len(parts) - 1, 0, -1)]
+    chain = {"/".join(parts[:k]) for k in range(1, len(parts) + 1)}
+    folders: list[list[str]] = []
+    listings = 0
+    while queue and listings < MAX_NEAR_LISTINGS:
+        queue.sort()
+        cost, anchor, folder = queue.pop(0)
+        entries = view.list_dir(folder)
+        listings += 1
+        if not entries:
+            continue
+        folders.append([e for e in entries if PurePosixPath(e).suffix in suffixes
+                        and PurePosixPath(e).name not in _NOT_EVIDENCE])
+        depth = folder.count("/") + 1
+        if depth >= len(parts):
+            continue  # no deeper than the file's own folder
+        for entry in entries:
+            if PurePosixPath(entry).suffix or entry in chain:
+                continue  # a file, or the file's own line of folders (queued already)
+            step = cost + (PurePosixPath(entry).name != parts[depth])
+            if step <= MAX_NEAR_MISMATCHES:
+                queue.append((step, anchor, entry))
+    return _read_spread(snapshot, folders, path)
+
+
+def _read_spread(snapshot: PullRequestSnapshot, folders: list[list[str]],
+                 path: str) -> list[tuple[str, str]] | None:
+    """Up to MAX_NEAR_PER_FOLDER files of each folder in order, MAX_NEAR_READS in all.
+    A file this PR changes is read from the snapshot (its base text; none when added)."""
+    view = snapshot.repo_view
+    assert view is not None
+    changed = {c.path: c for c in snapshot.files}
+    texts: list[tuple[str, str]] = []
+    reads = 0
+    for files in folders:
+        # A folder's shared fixtures (`conftest.py`) first: every test below uses them.
+        files = sorted(files, key=lambda f: PurePosixPath(f).name != _FIXTURES)
+        for name in files[:MAX_NEAR_PER_FOLDER]:
+            if reads >= MAX_NEAR_READS:
+                return texts or None
+            if name == path:
+                continue
+            reads += 1
+            own = changed.get(name)
+            text = view.read(name) if own is None else own.base_text
+            if text is not None:
+                texts.append((name, text))
+    return texts or None
