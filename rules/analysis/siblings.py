@@ -101,51 +101,60 @@ def subtree_files(snapshot: PullRequestSnapshot, path: str) -> list[tuple[str, s
 MAX_NEAR_LISTINGS = 24  # list_dir calls (API objects in the App), ancestors first
 MAX_NEAR_READS = 16
 MAX_NEAR_PER_FOLDER = 4  # so one big folder does not stand for the neighbourhood
-MAX_NEAR_MISMATCHES = 2  # path components a cousin may differ in from the file's folder
+MAX_NEAR_EDITS = 2  # path components a cousin may differ in (changed, added, left out)
 _NOT_EVIDENCE = ("__init__.py",)  # package markers hold no convention
 _FIXTURES = "conftest.py"
 
 
+def _edit_row(row: list[int], name: str, parts: tuple[str, ...]) -> list[int]:
+    """One more path component: row[j] is the edit distance (in components) from the
+    folder to the first j components of the file's folder."""
+    new = [row[0] + 1]
+    for j, part in enumerate(parts, 1):
+        new.append(min(row[j] + 1, new[j - 1] + 1, row[j - 1] + (name != part)))
+    return new
+
+
 def nearby_files(snapshot: PullRequestSnapshot, path: str,
                  suffixes: tuple[str, ...]) -> list[tuple[str, str]] | None:
-    """(path, base text) of files with one of `suffixes` near `path`'s folder, nearest
-    first: the files of each ancestor folder (up to the top-level folder, not the root),
-    then folders at most as deep as the file's own that differ from its folder's path in
-    one component, then in two (fewer differing components first, then the deeper the
-    shared ancestor the nearer). The file's own folder is not read (`sibling_files` is).
+    """(path, base text) of files with one of `suffixes` near `path`'s folder F: the files
+    of F's ancestors (up to the top-level folder, not the root) and of the folders no
+    deeper than F whose path is at most MAX_NEAR_EDITS components from F's (a component
+    changed, added or left out). F itself is not read (`sibling_files` is).
 
-    Deterministic and bounded: MAX_NEAR_LISTINGS listings, MAX_NEAR_READS reads. The
-    ancestors are known from the path, so a view that answers None while it fetches
-    (the App) is asked for all of them at once; a view that lists files only (no
-    subfolders) yields the ancestors' files alone. None without a view or any text."""
+    Folders are listed best first (fewest edits any folder below could reach, then the
+    deeper the ancestor shared with F), files read nearest first (fewest edits from F),
+    MAX_NEAR_PER_FOLDER a folder: deterministic and bounded by MAX_NEAR_LISTINGS listings
+    and MAX_NEAR_READS reads. The ancestors are known from the path, so a view answering
+    None while it fetches (the App) is asked for all of them at once; a view listing files
+    only (no subfolders) yields the ancestors' files alone. None without view or text."""
     view = snapshot.repo_view
     parts = PurePosixPath(path).parent.parts
     if view is None or len(parts) < 2:
         return None
-    # (mismatches, -depth of the shared ancestor, folder): the walk's order.
+    rows = {"": list(range(len(parts) + 1))}
+    for k in range(1, len(parts) + 1):
+        rows["/".join(parts[:k])] = _edit_row(rows["/".join(parts[:k - 1])], parts[k - 1], parts)
+    # (fewest edits reachable below, -depth of the ancestor shared with F, folder)
     queue = [(0, -k, "/".join(parts[:k])) for k in range(len(parts) - 1, 0, -1)]
-    chain = {"/".join(parts[:k]) for k in range(1, len(parts) + 1)}
-    folders: list[list[str]] = []
-    listings = 0
-    while queue and listings < MAX_NEAR_LISTINGS:
+    found: list[tuple[int, int, list[str]]] = []  # (edits from F, order listed, files)
+    while queue and len(found) < MAX_NEAR_LISTINGS:
         queue.sort()
-        cost, anchor, folder = queue.pop(0)
-        entries = view.list_dir(folder)
-        listings += 1
-        if not entries:
-            continue
-        folders.append([e for e in entries if PurePosixPath(e).suffix in suffixes
-                        and PurePosixPath(e).name not in _NOT_EVIDENCE])
-        depth = folder.count("/") + 1
-        if depth >= len(parts):
-            continue  # no deeper than the file's own folder
+        _, anchor, folder = queue.pop(0)
+        entries = view.list_dir(folder) or ()
+        row = rows[folder]
+        found.append((row[-1], len(found), [
+            e for e in entries if PurePosixPath(e).suffix in suffixes
+            and PurePosixPath(e).name not in _NOT_EVIDENCE]))
+        if folder.count("/") + 1 >= len(parts):
+            continue  # no deeper than F
         for entry in entries:
-            if PurePosixPath(entry).suffix or entry in chain:
-                continue  # a file, or the file's own line of folders (queued already)
-            step = cost + (PurePosixPath(entry).name != parts[depth])
-            if step <= MAX_NEAR_MISMATCHES:
-                queue.append((step, anchor, entry))
-    return _read_spread(snapshot, folders, path)
+            if PurePosixPath(entry).suffix or entry in rows:
+                continue  # a file, or F's own line of folders (queued already)
+            rows[entry] = _edit_row(row, PurePosixPath(entry).name, parts)
+            if min(rows[entry]) <= MAX_NEAR_EDITS:
+                queue.append((min(rows[entry]), anchor, entry))
+    return _read_spread(snapshot, [files for *_, files in sorted(found)], path)
 
 
 def _read_spread(snapshot: PullRequestSnapshot, folders: list[list[str]],

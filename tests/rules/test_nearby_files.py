@@ -20,18 +20,21 @@ def _paths(files: list[tuple[str, str]] | None) -> list[str]:
     return [path for path, _ in files or []]
 
 
-def test_ancestors_first_then_cousins_by_fewest_differing_components() -> None:
+def test_files_are_read_by_fewest_differing_path_components() -> None:
     view = MappedRepoView({
         "tests/e2e/common.yaml": "a",
         "tests/e2e/weekly/multi/int/config/a.yaml": "b",  # one component differs
         "tests/e2e/nightly/multi/int/config/b.yaml": "c",  # two differ
         "tests/e2e/nightly/single/models/configs/c.yaml": "d",  # four: never read
+        "tests/e2e/multi/ext/config/d.yaml": "f",  # one left out
         "tests/e2e/weekly/multi/ext/config/own.yaml": "e",  # the file's own folder
         "tests/e2e/weekly/multi/int/config/__init__.py": "",
     })
     got = _paths(nearby_files(_snapshot(view), NEW, (".yaml",)))
-    assert got == ["tests/e2e/common.yaml", "tests/e2e/weekly/multi/int/config/a.yaml",
-                   "tests/e2e/nightly/multi/int/config/b.yaml"]
+    assert got == ["tests/e2e/weekly/multi/int/config/a.yaml",
+                   "tests/e2e/multi/ext/config/d.yaml",
+                   "tests/e2e/nightly/multi/int/config/b.yaml",
+                   "tests/e2e/common.yaml"]  # an ancestor four components up
 
 
 def test_a_top_level_folder_has_no_neighbourhood() -> None:
