@@ -172,6 +172,7 @@ class _FileCheck:
                     or fetched_at_base(self.changed, fetch.kind, self.detect, fetch.target)):
                 continue  # moved, re-indented, or an existing download with new arguments
             convention = sibling_convention(self.repo, self.changed, fetch.kind, fetch.target)
+            known = convention is not None  # the confidence rests on the siblings alone
             if convention is None and self.snapshot is not None:
                 # A new folder: its ancestors and cousin folders hold the convention.
                 if self._nearby is None:
@@ -192,7 +193,7 @@ class _FileCheck:
                 "`HF_HUB_OFFLINE=1`.",
                 file=self.changed, line=number, key=fetch.target,
                 # Without the repository we cannot tell a new habit from the house style.
-                confidence=Confidence.HIGH if convention is not None else Confidence.MEDIUM)
+                confidence=Confidence.HIGH if known else Confidence.MEDIUM)
 
     def callers_cache(self) -> bool:
         """A CI script every invoking job caches around (see `callers`), read once."""
