@@ -157,6 +157,18 @@ def nearby_files(snapshot: PullRequestSnapshot, path: str,
     return _read_spread(snapshot, [files for *_, files in sorted(found)], path)
 
 
+def _sample(files: list[str]) -> list[str]:
+    """MAX_NEAR_PER_FOLDER of a folder's files: its shared fixtures (`conftest.py`, which
+    every test below uses) first, then files spread evenly over the sorted listing, so
+    a run of similarly named scripts (`run_x_megatron*.sh`) does not stand for the rest."""
+    fixtures = [f for f in files if PurePosixPath(f).name == _FIXTURES]
+    rest = [f for f in files if f not in fixtures]
+    room = MAX_NEAR_PER_FOLDER - len(fixtures)
+    if len(rest) > room:
+        rest = [rest[i * len(rest) // room] for i in range(room)]
+    return (fixtures + rest)[:MAX_NEAR_PER_FOLDER]
+
+
 def _read_spread(snapshot: PullRequestSnapshot, folders: list[list[str]],
                  path: str) -> list[tuple[str, str]] | None:
     """Up to MAX_NEAR_PER_FOLDER files of each folder in order, MAX_NEAR_READS in all.
@@ -167,9 +179,7 @@ def _read_spread(snapshot: PullRequestSnapshot, folders: list[list[str]],
     texts: list[tuple[str, str]] = []
     reads = 0
     for files in folders:
-        # A folder's shared fixtures (`conftest.py`) first: every test below uses them.
-        files = sorted(files, key=lambda f: PurePosixPath(f).name != _FIXTURES)
-        for name in files[:MAX_NEAR_PER_FOLDER]:
+        for name in _sample(files):
             if reads >= MAX_NEAR_READS:
                 return texts or None
             if name == path:

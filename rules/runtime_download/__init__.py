@@ -177,8 +177,7 @@ class _FileCheck:
                 # A new folder: its ancestors and cousin folders hold the convention.
                 if self._nearby is None:
                     self._nearby = (nearby_texts(self.snapshot, self.changed),)
-                convention = nearby_convention(self._nearby[0], self.changed, fetch.kind,
-                                               fetch.target)
+                convention = nearby_convention(self._nearby[0], self.changed, fetch.kind)
             if convention:
                 continue  # how the sibling (or nearby) files fetch: the repository's idiom
             if self.callers_cache():

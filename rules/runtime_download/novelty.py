@@ -99,25 +99,22 @@ def nearby_texts(snapshot: PullRequestSnapshot, changed: ChangedFile) -> Nearby:
     return nearby_files(snapshot, changed.path, (suffix,)) if suffix else None
 
 
-def nearby_convention(files: Nearby, changed: ChangedFile, kind: str,
-                      target: str = "") -> bool | None:
+def nearby_convention(files: Nearby, changed: ChangedFile, kind: str) -> bool | None:
     """When the file's own folder does not tell (a new folder, or siblings that are the
     PR's new files): True when the neighbourhood (`nearby_files`: the ancestors' files
     and cousin folders) fetches the same way. That is: the shared fixtures of an
-    ancestor folder (`conftest.py`, which every test below uses) do, or most of the
-    files of one nearby folder do (at least two), or a nearby file fetches the same Hub
-    repository id. None when unknown."""
+    ancestor folder (`conftest.py`, which every test below uses) do, or more than half
+    the files read in one nearby folder do (at least two). A Hub id fetched somewhere
+    nearby is not enough: a new job downloading a model the e2e scripts elsewhere also
+    download still adds a download to a job with no cache. None when unknown."""
     if files is None:
         return None
-    repo_id = hub_id(target)
     folder = PurePosixPath(changed.path).parent
     by_folder: dict[PurePosixPath, list[bool]] = {}
     for path, text in files:
         uses = kind in text
         where = PurePosixPath(path).parent
-        if uses and (repo_id is not None and _names(text, repo_id)):
-            return True  # the suite already downloads this very repository
         if uses and where in folder.parents and PurePosixPath(path).name == "conftest.py":
             return True
         by_folder.setdefault(where, []).append(uses)
-    return any(sum(uses) >= 2 and 2 * sum(uses) >= len(uses) for uses in by_folder.values())
+    return any(sum(uses) >= 2 and 2 * sum(uses) > len(uses) for uses in by_folder.values())
