@@ -13,6 +13,11 @@ per-model config folders hold a vendor's deployment recipe in a third of the fil
 A new test module beside folders of configs (`nightly/test_x.py` over
 `nightly/single_node/models/configs/*.yaml`) has no siblings of its kind; then a bounded
 sample of the files below its folder stands in for them (`subtree_files`).
+
+A new folder (`weekly/multi_node/external_dp/config/` holding only this PR's config)
+has no siblings at all; then its neighbourhood does (`nearby_files`: the ancestors'
+files and the cousin folders `weekly/multi_node/internal_dp/config`,
+`nightly/multi_node/external_dp/config`), judged like the subtree sample.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import re
 from pathlib import PurePosixPath
 
 from bot.core.snapshot import PullRequestSnapshot
-from rules.analysis.siblings import sibling_files, subtree_files
+from rules.analysis.siblings import nearby_files, sibling_files, subtree_files
 
 _RECIPE_MIN = 3  # siblings sharing a value before a third of the folder is a recipe
 _STEM_MIN = 4  # a shorter common stem ("a.yaml", "ab-x.yaml") says nothing of kinship
@@ -47,20 +52,33 @@ def convention(snapshot: PullRequestSnapshot, path: str, var: str, value: str,
                broad: bool) -> bool | None:
     """Whether the siblings set the identical value (`_siblings`) or, when they do not
     tell, most of the files below the folder that set `var` do (at least three): a new
-    test module beside the `configs/` subfolders whose recipes all carry it."""
+    test module beside the `configs/` subfolders whose recipes all carry it; or, for a
+    file with no siblings, most of the nearby files setting `var` do."""
     shared = _siblings(snapshot, path, var, value, broad)
     if shared:
         return True
-    below = subtree_files(snapshot, path)
-    if below is None:
-        return shared
+    if _most_setters(subtree_files(snapshot, path), var, value):
+        return True
+    if shared is None and _most_setters(nearby_files(snapshot, path, _kin(path)), var, value):
+        return True  # a new folder copying the recipe of its cousins (`nearby_files`)
+    return shared
+
+
+def _most_setters(files: list[tuple[str, str]] | None, var: str, value: str) -> bool:
+    """At least three of `files` set `var` to `value`, and most of those setting it do."""
+    if not files:
+        return False
     setting = re.compile(rf"{re.escape(var)}{_QUOTED_KEY}\s*[:=,]")
     pattern = _pattern(var, value)
-    setters = [text for _, text in below if setting.search(text)]
+    setters = [text for _, text in files if setting.search(text)]
     same = sum(1 for text in setters if pattern.search(text))
-    if same >= _RECIPE_MIN and 2 * same > len(setters):
-        return True
-    return shared
+    return same >= _RECIPE_MIN and 2 * same > len(setters)
+
+
+def _kin(path: str) -> tuple[str, ...]:
+    """Suffixes of files of the same kind: a YAML config's cousins may say `.yml`."""
+    suffix = PurePosixPath(path).suffix
+    return (".yaml", ".yml") if suffix in (".yaml", ".yml") else (suffix,)
 
 
 def _siblings(snapshot: PullRequestSnapshot, path: str, var: str, value: str,

@@ -24,7 +24,10 @@ from rules.runtime_download.detect import (
     mitigates,
 )
 from rules.runtime_download.novelty import (
+    Nearby,
     fetched_at_base,
+    nearby_convention,
+    nearby_texts,
     normalized,
     removed_in_pr,
     sibling_convention,
@@ -96,6 +99,7 @@ class _FileCheck:
         self.rule, self.changed = rule, changed
         self.removed, self.repo, self.snapshot = removed, repo, snapshot
         self._callers_mitigate: bool | None = None
+        self._nearby: tuple[Nearby] | None = None  # walked once, on the first need
         self.python = changed.path.endswith(".py")
         self.workflow = is_yaml(changed.path) and changed.surface in ("workflow", "ci-config")
         self._groups: dict[object, list[int]] | None = None
@@ -168,8 +172,14 @@ class _FileCheck:
                     or fetched_at_base(self.changed, fetch.kind, self.detect, fetch.target)):
                 continue  # moved, re-indented, or an existing download with new arguments
             convention = sibling_convention(self.repo, self.changed, fetch.kind, fetch.target)
+            known = convention is not None  # the confidence rests on the siblings alone
+            if convention is None and self.snapshot is not None:
+                # A new folder: its ancestors and cousin folders hold the convention.
+                if self._nearby is None:
+                    self._nearby = (nearby_texts(self.snapshot, self.changed),)
+                convention = nearby_convention(self._nearby[0], self.changed, fetch.kind)
             if convention:
-                continue  # how the sibling files fetch: the repository's idiom
+                continue  # how the sibling (or nearby) files fetch: the repository's idiom
             if self.callers_cache():
                 continue  # a pre-fetch step of jobs that cache around it
             yield self.rule.finding(
@@ -182,7 +192,7 @@ class _FileCheck:
                 "`HF_HUB_OFFLINE=1`.",
                 file=self.changed, line=number, key=fetch.target,
                 # Without the repository we cannot tell a new habit from the house style.
-                confidence=Confidence.HIGH if convention is not None else Confidence.MEDIUM)
+                confidence=Confidence.HIGH if known else Confidence.MEDIUM)
 
     def callers_cache(self) -> bool:
         """A CI script every invoking job caches around (see `callers`), read once."""
