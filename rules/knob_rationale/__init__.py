@@ -37,7 +37,7 @@ from rules.knob_rationale.introduced import introduced_names, known_before
 from rules.knob_rationale.judging import (
     KNOB_REASONS,
     new_platform_limit,
-    shortened_timeout,
+    stricter,
     subjects,
 )
 from rules.knob_rationale.keypaths import split_across_entries
@@ -110,7 +110,7 @@ class KnobRationale(Rule):
     `accept_threshold`), and a value the knob already has on every unchanged line of its
     function (a new `elif` repeating it). Loosened gates, tolerances, timeouts and
     sample counts are left to `threshold-loosening`, which warns about them anyway, and
-    so are gates the PR adds (a new gate tightens). A
+    so are gates the PR adds or tightens (a threshold raised, a tolerance lowered). A
     comment explaining one change also covers the same old → new change repeated in the
     same file (one decorator per test), and that retune repeated in several jobs or
     cases of one file is one notice with its count and lines (`(×7)`); a knob on an
@@ -264,9 +264,8 @@ class KnobRationale(Rule):
                     continue  # a mock's value, or a parser's input, is the unit test's setup
                 if categories is not None and loosening(change, categories, True):
                     continue  # threshold-loosening warns about it, with the same question
-                if shortened_timeout(change, categories) or new_platform_limit(
-                        changed.path, change):
-                    continue  # a shorter or a first limit fails loudly; nothing hides
+                if stricter(change, categories) or new_platform_limit(changed.path, change):
+                    continue  # a shorter limit, a stricter gate, a first limit: fail loudly
                 if restored_by_removed_note(hunk, change):
                     continue  # put back as the removed FIXME said it was: a restoration
                 kept.append(change)

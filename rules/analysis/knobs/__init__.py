@@ -12,7 +12,7 @@ from rules.analysis.knobs.categories import (
 from rules.analysis.knobs.changes import Change, hunk_changes, new_unit_lines
 from rules.analysis.knobs.churn import readded
 from rules.analysis.knobs.entries import last_line
-from rules.analysis.knobs.looseness import loosening
+from rules.analysis.knobs.looseness import loosening, tightening
 from rules.analysis.knobs.names import KnobFilter, knob_filter, normalize
 from rules.analysis.knobs.rationale import (
     RETUNE_REASONS,
@@ -36,5 +36,5 @@ __all__ = [
     "extract", "holds_yaml_keys", "hunk_changes", "knob_filter", "last_line", "loosening",
     "loosening_reported", "new_configuration",
     "new_unit_lines", "normalize", "number", "readded", "scaffolding", "shared_filter",
-    "split_across_owners", "unwrapped", "value_lines",
+    "split_across_owners", "tightening", "unwrapped", "value_lines",
 ]

@@ -75,3 +75,20 @@ def loosening(change: Change, categories: Categories, allow_added: bool = False)
         return None
     looser = after < before if kind in ("gate", "samples") else after > before
     return kind if looser else None
+
+
+def tightening(change: Change, categories: Categories) -> str | None:
+    """The kind of knob when `change` makes its check stricter: a gate raised, a
+    ceiling or a tolerance lowered (both values plain numbers), else None. A stricter
+    check fails loudly if it is too strict; nothing it hides needs a reason."""
+    old, new = change.old, change.new
+    if old is None or new is None:
+        return None
+    kind = categories.kind(new.name)
+    if kind not in ("gate", "ceiling", "tolerance"):
+        return None
+    before, after = number(old.value), number(new.value)
+    if before is None or after is None or before == after:
+        return None
+    stricter = after > before if kind == "gate" else 0 <= after < before
+    return kind if stricter else None
