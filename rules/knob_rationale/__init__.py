@@ -28,22 +28,16 @@ from rules.analysis.lines import known_lines, printed
 from rules.analysis.model_identity import for_another_model
 from rules.analysis.prtext import reverted_change
 from rules.base import Rule, RuleContext
-from rules.knob_rationale.comments import own_comment
 from rules.knob_rationale.deviations import beside_baseline
 from rules.knob_rationale.dictkeys import split_across_keys
+from rules.knob_rationale.explained import explained
 from rules.knob_rationale.fakes import fed_to_a_parser, on_a_fake
 from rules.knob_rationale.followups import Followups
 from rules.knob_rationale.introduced import introduced_names, known_before
-from rules.knob_rationale.judging import (
-    KNOB_REASONS,
-    new_platform_limit,
-    stricter,
-    subjects,
-)
+from rules.knob_rationale.judging import KNOB_REASONS, new_platform_limit, stricter
 from rules.knob_rationale.keypaths import split_across_entries
 from rules.knob_rationale.mentions import Mentions
 from rules.knob_rationale.notice import notice
-from rules.knob_rationale.purpose import serves_speed
 from rules.knob_rationale.reenabled import commented_counterpart
 from rules.knob_rationale.renamed import renamed_into_another_test
 from rules.knob_rationale.repeats import fold_repeats
@@ -118,14 +112,16 @@ class KnobRationale(Rule):
     code and pragmas are not reasons, nor is a comment that belongs to another key (the
     one directly above a different line) unless it names the knob or gives a reason, nor
     one that only restates the value (`# 2 attempts * 20 seconds = 40 seconds timeout`).
-    The description may name a knob the way people write it: by abbreviation (`TP4`,
-    `mem fraction`, `max len`) or in words (`maximum model length`) in a sentence giving
-    a reason (the issue it resolves counts), or by the change itself in
-    a bullet (`TP4 → TP2`, `max-model-len 8192 -> 4096`) when the PR states its reason
-    or purpose elsewhere ("to speed up CI"). Hard-wrapped lines of a commit message are
-    joined before sentences are read, a retune "to accommodate variance" (noise,
-    fluctuation, instability) has a reason, and so has a value whose derivation is
-    given ("each model's observed minimum minus 1.5 points", "plus 10% headroom").
+    The description may name a knob the way people write it: by abbreviation (`TP4`, `mem
+    fraction`, `max len`) or in words (`maximum model length`) in a sentence giving a reason
+    (the issue it resolves counts), or by the change itself in a bullet (`TP4 → TP2`,
+    `max-model-len 8192 -> 4096`) when the PR states its reason or purpose elsewhere ("to speed
+    up CI"). Hard-wrapped lines of a commit message are joined before sentences are read, a
+    retune "to accommodate variance" (noise, fluctuation, instability) has a reason, and so has
+    a value whose derivation is given ("each model's observed minimum minus 1.5 points", "plus
+    10% headroom"). A timeout may be named by the failure it produces: "fix … startup timeouts"
+    explains a `wait_server_timeout` (a limit named by its phase: start-up, download, connect,
+    compile, request).
 
     Nor is a knob that is only plumbed through a variable: a new override with an empty
     default (`${X:-}`, a `workflow_dispatch` input with `default: ''`) passed on only
@@ -273,19 +269,12 @@ class KnobRationale(Rule):
                 per_hunk.append((hunk, kept))
         if not per_hunk:
             return []
-        explained: set[tuple[str, str, str]] = set()
-        for _, changes in per_hunk:
-            for change in changes:
-                setting = change.setting
-                if (own_comment(changed, setting) or description.explains(subjects(change))
-                        or mentions.explains(change) or serves_speed(snapshot.title, change)):
-                    # The same retune repeated in this file (e.g. one decorator per test)
-                    # is covered by the comment written once.
-                    explained.add(signature(setting, change))
+        done = explained(changed, (c for _, changes in per_hunk for c in changes),
+                         (description, mentions), snapshot.title, categories)
         asks: list[tuple[ChangedFile, list[Change]]] = []
         for _, changes in per_hunk:
             missing = sorted(
-                (c for c in changes if signature(c.setting, c) not in explained),
+                (c for c in changes if signature(c.setting, c) not in done),
                 key=lambda c: c.setting.line,
             )
             if missing:

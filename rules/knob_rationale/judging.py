@@ -6,7 +6,14 @@ from __future__ import annotations
 
 import re
 
-from rules.analysis.knobs import RETUNE_REASONS, Categories, Change, number, tightening
+from rules.analysis.knobs import (
+    RETUNE_REASONS,
+    Categories,
+    Change,
+    fixes_limit_failure,
+    number,
+    tightening,
+)
 
 # How a value was arrived at is its reason: "set to each model's observed minimum minus
 # 1.5 points", "calibrated on the nightly runs", "~1.1σ below the mean", "headroom".
@@ -67,3 +74,11 @@ def stricter(change: Change, categories: Categories | None) -> bool:
     loudly, and gates are threshold-loosening's to judge either way."""
     return shortened_timeout(change, categories) or (
         categories is not None and tightening(change, categories) is not None)
+
+
+def names_its_failure(text: str, change: Change, categories: Categories | None) -> bool:
+    """A timeout whose failure the description says the PR fixes ("fix … startup
+    timeouts" for `wait_server_timeout`): the limit is named by what it produces."""
+    new = change.new
+    return new is not None and (categories or Categories()).kind(new.name) == "timeout" \
+        and fixes_limit_failure(text, new.name) is not None

@@ -11,6 +11,7 @@ from rules.analysis.knobs import (
     CATEGORY_OPTIONS,
     Description,
     configured_categories,
+    fixes_limit_failure,
     holds_yaml_keys,
     hunk_changes,
     loosening,
@@ -68,7 +69,10 @@ class ThresholdLoosening(Rule):
     the failing run shown (a run link, a log) did what Prefer asks: it is reported with
     medium confidence, a note in the summary rather than an inline comment. Fewer
     few-shot examples (`num_fewshot`) are not treated as loosening: they make the task
-    harder, not the gate easier.
+    harder, not the gate easier. A timeout whose name says what it bounds
+    (`wait_server_timeout`, `download_timeout`) raised in a PR whose description says it
+    fixes timeouts of that phase ("fix … startup timeouts") is the fix it names, and not
+    reported; a bare job limit (`timeout-minutes`) raised "to fix CI timeouts" still is.
 
     Flags
     -----
@@ -257,8 +261,9 @@ class ThresholdLoosening(Rule):
             repeats.setdefault(repeat_key(item, code), []).append(item.line)
         for item in found:
             lines = repeats[repeat_key(item, code)]
-            if item.line != lines[0]:
-                continue
+            if item.line != lines[0] or (item.kind == "timeout" and item.old and (
+                    fixes_limit_failure(description.text, item.name) is not None)):
+                continue  # a repeat, or a limit raised by a PR fixing what it times out
             kind, raw, old, new = item.kind, item.raw, item.old, item.new
             what, why = describe_loosening(item)
             # The comment recording the old values is no reason.

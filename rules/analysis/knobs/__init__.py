@@ -12,6 +12,7 @@ from rules.analysis.knobs.categories import (
 from rules.analysis.knobs.changes import Change, hunk_changes, new_unit_lines
 from rules.analysis.knobs.churn import readded
 from rules.analysis.knobs.entries import last_line
+from rules.analysis.knobs.failures import fixes_limit_failure
 from rules.analysis.knobs.looseness import loosening, tightening
 from rules.analysis.knobs.names import KnobFilter, knob_filter, normalize
 from rules.analysis.knobs.rationale import (
@@ -33,8 +34,8 @@ from rules.analysis.knobs.values import number
 __all__ = [
     "CATEGORY_OPTIONS", "RETUNE_REASONS", "SHARD_SIZE_KEYS", "Categories", "Change", "Description",
     "KnobFilter", "MovedSettings", "Setting", "adjacent_comment", "configured_categories",
-    "extract", "holds_yaml_keys", "hunk_changes", "knob_filter", "last_line", "loosening",
-    "loosening_reported", "new_configuration",
+    "extract", "fixes_limit_failure", "holds_yaml_keys", "hunk_changes", "knob_filter",
+    "last_line", "loosening", "loosening_reported", "new_configuration",
     "new_unit_lines", "normalize", "number", "readded", "scaffolding", "shared_filter",
     "split_across_owners", "tightening", "unwrapped", "value_lines",
 ]
