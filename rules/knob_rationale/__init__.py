@@ -17,6 +17,7 @@ from rules.analysis.knobs import (
     knob_filter,
     loosening,
     loosening_reported,
+    named_by_entry,
     new_configuration,
     new_unit_lines,
     scaffolding,
@@ -146,8 +147,10 @@ class KnobRationale(Rule):
     speed purpose ("Speed up the accuracy test") explains a batch size, parallelism or
     concurrency raised and a sample count lowered, not other knobs; a value put back to
     what a FIXME the PR removes said it was before ("temporarily lowered from 0.38") is
-    restored, that comment its account; a knob in one branch only of a conditional
-    expression the PR adds (`… if prompts else {"batch_size": 16}`) configures a new path.
+    restored, that comment its account; so is a value set to what its case's own name says
+    (batch 18 → 1 in `…-in64k-4-1`, where sibling cases' names spell their loads); a knob in
+    one branch only of a conditional expression the PR adds (`… if prompts else
+    {"batch_size": 16}`) configures a new path.
 
     Prefer
     ------
@@ -264,8 +267,8 @@ class KnobRationale(Rule):
                     continue  # threshold-loosening warns about it, with the same question
                 if stricter(change, categories) or new_platform_limit(changed.path, change):
                     continue  # a shorter limit, a stricter gate, a first limit: fail loudly
-                if restored_by_removed_note(hunk, change):
-                    continue  # put back as the removed FIXME said it was: a restoration
+                if restored_by_removed_note(hunk, change) or named_by_entry(changed, change):
+                    continue  # as the removed FIXME or the case's own name says it is
                 kept.append(change)
             if kept:
                 per_hunk.append((hunk, kept))

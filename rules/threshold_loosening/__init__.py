@@ -15,6 +15,7 @@ from rules.analysis.knobs import (
     holds_yaml_keys,
     hunk_changes,
     loosening,
+    named_by_entry,
     new_unit_lines,
     normalize,
     number,
@@ -115,7 +116,8 @@ class ThresholdLoosening(Rule):
     or looser only in a branch for a device the PR adds (a check the base never names),
     is not a loosening; nor is an assertion rewritten, moved to another line of the PR,
     or deleted together with the code it checked, nor a commented-out one enabled with
-    another bound (a gate added, not retuned).
+    another bound (a gate added, not retuned), nor a value set to what its case's own name
+    says (`…-in64k-4-1` given 4 prompts, where sibling cases' names spell their loads).
 
     Prefer
     ------
@@ -200,6 +202,8 @@ class ThresholdLoosening(Rule):
                             same_item(hunk, change.old, new)
                             and same_job(changed, change.old, new))):
                         continue  # values of two list items or jobs are not old → new
+                    if named_by_entry(changed, change):
+                        continue  # set to what the case's own name says: a copy fixed
                     if kind in ("gate", "ceiling") and code.warnings_only(
                             changed.path, "metrics" if new.name == "metric-value"
                             else key_of(new)):

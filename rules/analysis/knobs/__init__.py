@@ -15,6 +15,7 @@ from rules.analysis.knobs.entries import last_line
 from rules.analysis.knobs.failures import fixes_limit_failure
 from rules.analysis.knobs.looseness import loosening, tightening
 from rules.analysis.knobs.names import KnobFilter, knob_filter, normalize
+from rules.analysis.knobs.namesake import named_by_entry
 from rules.analysis.knobs.rationale import (
     RETUNE_REASONS,
     Description,
@@ -35,7 +36,7 @@ __all__ = [
     "CATEGORY_OPTIONS", "RETUNE_REASONS", "SHARD_SIZE_KEYS", "Categories", "Change", "Description",
     "KnobFilter", "MovedSettings", "Setting", "adjacent_comment", "configured_categories",
     "extract", "fixes_limit_failure", "holds_yaml_keys", "hunk_changes", "knob_filter",
-    "last_line", "loosening", "loosening_reported", "new_configuration",
+    "last_line", "loosening", "loosening_reported", "named_by_entry", "new_configuration",
     "new_unit_lines", "normalize", "number", "readded", "scaffolding", "shared_filter",
     "split_across_owners", "tightening", "unwrapped", "value_lines",
 ]
