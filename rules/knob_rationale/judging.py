@@ -1,5 +1,5 @@
 """How one knob change is judged: the words that name it, the words that give its
-reason, and limits that fail loudly (a shorter timeout, a stricter gate, a GitHub
+reason, and limits that fail loudly (a shorter timeout, a gate reset stricter, a GitHub
 Actions time limit set where there was none)."""
 
 from __future__ import annotations
@@ -70,8 +70,8 @@ def shortened_timeout(change: Change, categories: Categories | None) -> bool:
 
 def stricter(change: Change, categories: Categories | None) -> bool:
     """A timeout shortened, or (when threshold-loosening reads gates, `categories` given)
-    a gate raised or a ceiling or tolerance lowered: a check that is too strict fails
-    loudly, and gates are threshold-loosening's to judge either way."""
+    a gate reset far stricter (`tightening`): a check that is too strict fails loudly,
+    and gates are threshold-loosening's to judge either way."""
     return shortened_timeout(change, categories) or (
         categories is not None and tightening(change, categories) is not None)
 
