@@ -22,8 +22,9 @@ from rules.analysis.knobs import Setting
 from rules.analysis.lines import known_lines
 from rules.knob_rationale.units import added_numbers, inserted
 
-# `# -- Options for linkcheck builder ----`, `# ==== Linkcheck ====`, `### Linkcheck ###`
-_HEADING_RE = re.compile(r"^#+\s*(?:[-=#*~]{2,}\s*[A-Za-z].*|[A-Za-z].*?\s[-=#*~]{3,})\s*$")
+# `# -- Options for linkcheck builder ----`, `# ==== Linkcheck ====`, `### Linkcheck ###`:
+# a title between two rules (a comment that starts with a flag, `# --force …`, is none).
+_HEADING_RE = re.compile(r"^#+\s*[-=#*~]{2,}\s+[A-Za-z][^\n]{0,200}?\s[-=#*~]{2,}\s*$")
 _RULE_RE = re.compile(r"^#+\s*[-=#*~]{4,}\s*$")  # a rule over or under a title line
 _ASSIGNMENT_RE = re.compile(r"^([A-Za-z_]\w*)\s*(?::[^=]{1,200})?=(?!=)")
 _CLOSER_RE = re.compile(r"^[\])}]+,?\s*(?:#.*)?$")

@@ -34,7 +34,9 @@ _FIX_RE = re.compile(r"\b(?:fix\w*|resolv\w*|address\w*|avoid\w*|prevent\w*|miti
                      r"handl\w*|work(?:s|ed|ing)? ?around)\b", re.I)
 _WORD_RE = re.compile(r"[A-Za-z][\w-]*")
 _BULLET_RE = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
-_REACH = 5  # words either side of the failure word that may name its phase
+# Words before the failure word ("server start timeouts") and after it ("timed out
+# waiting for the server") that may name its phase.
+_BEFORE, _AFTER = 2, 5
 _MAX_SENTENCE = 1_000
 _MAX_SENTENCES = 2_000
 
@@ -73,7 +75,7 @@ def _failures(text: str) -> tuple[tuple[str, frozenset[str]], ...]:
                     word.lower() in ("timed", "timing") and at + 1 < len(words)
                     and words[at + 1].lower() == "out"):
                 continue
-            for near in words[max(0, at - _REACH): at + _REACH + 1]:
+            for near in words[max(0, at - _BEFORE): at + _AFTER + 1]:
                 named |= {p for p, pattern in _PHASE_RES.items() if pattern.match(near)}
         if named:
             out.append((_BULLET_RE.sub("", sentence), frozenset(named)))
