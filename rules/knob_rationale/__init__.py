@@ -17,6 +17,7 @@ from rules.analysis.knobs import (
     knob_filter,
     loosening,
     loosening_reported,
+    named_by_entry,
     new_configuration,
     new_unit_lines,
     scaffolding,
@@ -28,26 +29,21 @@ from rules.analysis.lines import known_lines, printed
 from rules.analysis.model_identity import for_another_model
 from rules.analysis.prtext import reverted_change
 from rules.base import Rule, RuleContext
-from rules.knob_rationale.comments import own_comment
 from rules.knob_rationale.deviations import beside_baseline
 from rules.knob_rationale.dictkeys import split_across_keys
+from rules.knob_rationale.explained import explained
 from rules.knob_rationale.fakes import fed_to_a_parser, on_a_fake
 from rules.knob_rationale.followups import Followups
 from rules.knob_rationale.introduced import introduced_names, known_before
-from rules.knob_rationale.judging import (
-    KNOB_REASONS,
-    new_platform_limit,
-    shortened_timeout,
-    subjects,
-)
+from rules.knob_rationale.judging import KNOB_REASONS, new_platform_limit, stricter
 from rules.knob_rationale.keypaths import split_across_entries
 from rules.knob_rationale.mentions import Mentions
 from rules.knob_rationale.notice import notice
-from rules.knob_rationale.purpose import serves_speed
 from rules.knob_rationale.reenabled import commented_counterpart
 from rules.knob_rationale.renamed import renamed_into_another_test
 from rules.knob_rationale.repeats import fold_repeats
 from rules.knob_rationale.restored import restored_by_removed_note
+from rules.knob_rationale.sections import in_new_section
 from rules.knob_rationale.sweeps import TEST_PATH_RE, mirrors, signature, sweep_key, swept
 from rules.knob_rationale.switches import named_switch
 from rules.knob_rationale.tuples import tuple_changes
@@ -84,48 +80,51 @@ class KnobRationale(Rule):
     Poll, retry and start-up budgets are knobs too (`MAX_ATTEMPTS`, `--startup-wait`,
     `init_sleep_seconds`): a gate that gives up sooner fails at random.
 
-    Knobs of a new file (or a test file renamed into another test, none of its tests
-    kept), or of a new test, step, job, list item or config entry added whole (a new
-    shell test function or top-level block, a new `"model": "…"` entry of a model
-    table, a mapping added under a key that held nothing), are not asked about (that is
-    new configuration, not a retune), nor are settings that only moved (the same value
-    removed elsewhere in the PR) or that the PR uncomments as they were (a test block
+    Knobs of a new file (or a test file renamed into another test, none of its tests kept),
+    or of a new test, step, job, list item or config entry added whole (a new shell test
+    function or top-level block, a new `"model": "…"` entry of a model table, a mapping
+    added under a key that held nothing, a section of new module-level Python settings under
+    a heading of its own: `# -- Options for linkcheck builder --`), are not asked about
+    (that is new configuration, not a retune), nor are settings that only moved (the same
+    value removed elsewhere in the PR) or that the PR uncomments as they were (a test block
     brought back; another value is asked about as old → new), values set on mocks and fakes
     (`SimpleNamespace(…)`, `MagicMock(…)`) in unit tests or in the data a unit test
-    serializes for the parser it tests (`yaml.safe_dump({…})`), or shortened timeouts
-    and a GitHub Actions `timeout-minutes` set where there was none (a limit that is too
-    short fails loudly). Values are compared within one entry: a deleted
-    test's threshold is not paired with the next test's, nor one benchmark case's value
-    with another's (the same YAML key path, list items told apart by `name:`), nor a new
-    test function's entry with an old function's entry of the same model; when
-    cases are restructured, nothing is said rather than a wrong old → new. A knob added
-    in a hunk that switches a setting to a value the description names (`model: hf` →
-    `vllm` in "run lm-eval on vLLM") comes with that switch, whose account is its
-    reason; a knob added to three or more sibling configs is one change, asked about
-    once; a test fixture repeating the old → new retune of a default the PR changes in a
-    non-test file follows that default. Knobs the PR's own code newly defines (a field,
-    parameter or flag of the feature it adds) are configuration of that feature, not
-    retunes; so are a parameter the PR adds to a signature, a variable or matrix key new
-    to the file that only a branch, loop or step the PR adds reads (a new check's
-    `accept_threshold`), and a value the knob already has on every unchanged line of its
-    function (a new `elif` repeating it). Loosened gates, tolerances, timeouts and
-    sample counts are left to `threshold-loosening`, which warns about them anyway, and
-    so are gates the PR adds (a new gate tightens). A
-    comment explaining one change also covers the same old → new change repeated in the
-    same file (one decorator per test), and that retune repeated in several jobs or
-    cases of one file is one notice with its count and lines (`(×7)`); a knob on an
-    `echo` line that only prints the command for the log is not a setting. Commented-out
-    code and pragmas are not reasons, nor is a comment that belongs to another key (the
-    one directly above a different line) unless it names the knob or gives a reason, nor
-    one that only restates the value (`# 2 attempts * 20 seconds = 40 seconds timeout`).
-    The description may name a knob the way people write it: by abbreviation (`TP4`,
-    `mem fraction`, `max len`) or in words (`maximum model length`) in a sentence giving
-    a reason (the issue it resolves counts), or by the change itself in
-    a bullet (`TP4 → TP2`, `max-model-len 8192 -> 4096`) when the PR states its reason
-    or purpose elsewhere ("to speed up CI"). Hard-wrapped lines of a commit message are
-    joined before sentences are read, a retune "to accommodate variance" (noise,
-    fluctuation, instability) has a reason, and so has a value whose derivation is
-    given ("each model's observed minimum minus 1.5 points", "plus 10% headroom").
+    serializes for the parser it tests (`yaml.safe_dump({…})`), or shortened timeouts and a
+    GitHub Actions `timeout-minutes` set where there was none (a limit that is too short
+    fails loudly). Values are compared within one entry: a deleted test's threshold is not
+    paired with the next test's, nor one benchmark case's value with another's (the same
+    YAML key path, list items told apart by `name:`), nor a new test function's entry with
+    an old function's entry of the same model; when cases are restructured, nothing is said
+    rather than a wrong old → new. A knob added in a hunk that switches a setting to a value
+    the description names (`model: hf` → `vllm` in "run lm-eval on vLLM") comes with that
+    switch, whose account is its reason; a knob added to three or more sibling configs is
+    one change, asked about once; a test fixture repeating the old → new retune of a default
+    the PR changes in a non-test file follows that default. Knobs the PR's own code newly
+    defines (a field, parameter or flag of the feature it adds) are configuration of that
+    feature, not retunes; so are a parameter the PR adds to a signature, a variable or
+    matrix key new to the file that only a branch, loop or step the PR adds reads (a new
+    check's `accept_threshold`), and a value the knob already has on every unchanged line of
+    its function (a new `elif` repeating it). Loosened gates, tolerances, timeouts and
+    sample counts are left to `threshold-loosening`, which warns about them anyway, and so
+    are gates the PR adds or resets far stricter (`accuracy_threshold` 0.38 → 0.88 for a
+    changed eval; a nudge, 0.91 → 0.92, leaves less margin and is asked). A comment
+    explaining one change also covers the same old → new change repeated in the same file
+    (one decorator per test), and that retune repeated in several jobs or cases of one file
+    is one notice with its count and lines (`(×7)`); a knob on an `echo` line that only
+    prints the command for the log is not a setting. Commented-out code and pragmas are not
+    reasons, nor is a comment that belongs to another key (the one directly above a
+    different line) unless it names the knob or gives a reason, nor one that only restates
+    the value (`# 2 attempts * 20 seconds = 40 seconds timeout`). The description may name a
+    knob the way people write it: by abbreviation (`TP4`, `mem fraction`, `max len`) or in
+    words (`maximum model length`) in a sentence giving a reason (the issue it resolves
+    counts), or by the change itself in a bullet (`TP4 → TP2`, `max-model-len 8192 -> 4096`)
+    when the PR states its reason or purpose elsewhere ("to speed up CI"). Hard-wrapped
+    lines of a commit message are joined before sentences are read, a retune "to accommodate
+    variance" (noise, fluctuation, instability) has a reason, and so has a value whose
+    derivation is given ("each model's observed minimum minus 1.5 points", "plus 10%
+    headroom"). A timeout may be named by the failure it produces: "fix … startup timeouts"
+    explains a `wait_server_timeout` (a limit named by its phase: start-up, download,
+    connect, compile, request).
 
     Nor is a knob that is only plumbed through a variable: a new override with an empty
     default (`${X:-}`, a `workflow_dispatch` input with `default: ''`) passed on only
@@ -149,8 +148,10 @@ class KnobRationale(Rule):
     speed purpose ("Speed up the accuracy test") explains a batch size, parallelism or
     concurrency raised and a sample count lowered, not other knobs; a value put back to
     what a FIXME the PR removes said it was before ("temporarily lowered from 0.38") is
-    restored, that comment its account; a knob in one branch only of a conditional
-    expression the PR adds (`… if prompts else {"batch_size": 16}`) configures a new path.
+    restored, that comment its account; so is a value set to what its case's own name says
+    (batch 18 → 1 in `…-in64k-4-1`, where sibling cases' names spell their loads); a knob in
+    one branch only of a conditional expression the PR adds (`… if prompts else
+    {"batch_size": 16}`) configures a new path.
 
     Prefer
     ------
@@ -242,7 +243,8 @@ class KnobRationale(Rule):
                         if not change.is_change:
                             continue  # re-enabled as it was
                 if change.old is None and (new.line in fresh or in_new_unit(changed, new)
-                                           or new_configuration(changed, new, moved)):
+                                           or new_configuration(changed, new, moved)
+                                           or in_new_section(snapshot, changed, new)):
                     continue  # a knob of a brand-new entry, or one that moved, is no retune
                 if change.old is None and categories is not None and categories.kind(
                         new.name) in ("gate", "ceiling"):
@@ -264,29 +266,21 @@ class KnobRationale(Rule):
                     continue  # a mock's value, or a parser's input, is the unit test's setup
                 if categories is not None and loosening(change, categories, True):
                     continue  # threshold-loosening warns about it, with the same question
-                if shortened_timeout(change, categories) or new_platform_limit(
-                        changed.path, change):
-                    continue  # a shorter or a first limit fails loudly; nothing hides
-                if restored_by_removed_note(hunk, change):
-                    continue  # put back as the removed FIXME said it was: a restoration
+                if stricter(change, categories) or new_platform_limit(changed.path, change):
+                    continue  # a shorter limit, a stricter gate, a first limit: fail loudly
+                if restored_by_removed_note(hunk, change) or named_by_entry(changed, change):
+                    continue  # as the removed FIXME or the case's own name says it is
                 kept.append(change)
             if kept:
                 per_hunk.append((hunk, kept))
         if not per_hunk:
             return []
-        explained: set[tuple[str, str, str]] = set()
-        for _, changes in per_hunk:
-            for change in changes:
-                setting = change.setting
-                if (own_comment(changed, setting) or description.explains(subjects(change))
-                        or mentions.explains(change) or serves_speed(snapshot.title, change)):
-                    # The same retune repeated in this file (e.g. one decorator per test)
-                    # is covered by the comment written once.
-                    explained.add(signature(setting, change))
+        done = explained(changed, (c for _, changes in per_hunk for c in changes),
+                         (description, mentions), snapshot.title, categories)
         asks: list[tuple[ChangedFile, list[Change]]] = []
         for _, changes in per_hunk:
             missing = sorted(
-                (c for c in changes if signature(c.setting, c) not in explained),
+                (c for c in changes if signature(c.setting, c) not in done),
                 key=lambda c: c.setting.line,
             )
             if missing:

@@ -1,12 +1,19 @@
 """How one knob change is judged: the words that name it, the words that give its
-reason, and limits that fail loudly (a shorter timeout, a GitHub Actions time limit
-set where there was none)."""
+reason, and limits that fail loudly (a shorter timeout, a gate reset stricter, a GitHub
+Actions time limit set where there was none)."""
 
 from __future__ import annotations
 
 import re
 
-from rules.analysis.knobs import RETUNE_REASONS, Categories, Change, number
+from rules.analysis.knobs import (
+    RETUNE_REASONS,
+    Categories,
+    Change,
+    fixes_limit_failure,
+    number,
+    tightening,
+)
 
 # How a value was arrived at is its reason: "set to each model's observed minimum minus
 # 1.5 points", "calibrated on the nightly runs", "~1.1σ below the mean", "headroom".
@@ -59,3 +66,19 @@ def shortened_timeout(change: Change, categories: Categories | None) -> bool:
         return False
     before, after = number(old.value), number(new.value)
     return before is not None and after is not None and 0 < after < before
+
+
+def stricter(change: Change, categories: Categories | None) -> bool:
+    """A timeout shortened, or (when threshold-loosening reads gates, `categories` given)
+    a gate reset far stricter (`tightening`): a check that is too strict fails loudly,
+    and gates are threshold-loosening's to judge either way."""
+    return shortened_timeout(change, categories) or (
+        categories is not None and tightening(change, categories) is not None)
+
+
+def names_its_failure(text: str, change: Change, categories: Categories | None) -> bool:
+    """A timeout whose failure the description says the PR fixes ("fix … startup
+    timeouts" for `wait_server_timeout`): the limit is named by what it produces."""
+    new = change.new
+    return new is not None and (categories or Categories()).kind(new.name) == "timeout" \
+        and fixes_limit_failure(text, new.name) is not None

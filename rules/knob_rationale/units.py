@@ -48,7 +48,8 @@ def _entry_key(text: str) -> str | None:
 
 
 @memoized
-def _added(changed: ChangedFile) -> frozenset[int]:
+def added_numbers(changed: ChangedFile) -> frozenset[int]:
+    """The head line numbers the PR adds to the file."""
     return frozenset(n for line in changed.added_lines if (n := line.new_no) is not None)
 
 
@@ -78,7 +79,7 @@ def _in_new_function(changed: ChangedFile, number: int) -> bool:
     for n, text in openers(head, number, _MAX_WALK):
         name = _function_name(text)
         if name is not None:
-            return n in _added(changed) and name not in _removed_names(changed)
+            return n in added_numbers(changed) and name not in _removed_names(changed)
     return False
 
 
@@ -97,10 +98,10 @@ def _in_new_block(changed: ChangedFile, number: int) -> bool:
     if (first > 1 and head.get(first - 1) is None) or (
             head.get(last + 1) is None and not last_line(changed, last)):
         return False  # the block may go on past what the patch shows
-    added = _added(changed)
+    added = added_numbers(changed)
     if _indent(head[first]) or any(n not in added for n in range(first, last + 1)):
         return False
-    return not _persistent(head, number) and _inserted(changed, first, last)
+    return not _persistent(head, number) and inserted(changed, first, last)
 
 
 def _persistent(head: Mapping[int, str], number: int) -> bool:
@@ -141,7 +142,7 @@ def _value_end(text: str, at: int) -> int:
     return at
 
 
-def _inserted(changed: ChangedFile, first: int, last: int) -> bool:
+def inserted(changed: ChangedFile, first: int, last: int) -> bool:
     """Whether the diff's runs holding head lines `first`..`last` remove nothing but
     blank and comment lines, and lines they add back unchanged (the old last line of a
     file that had no newline at its end): the block was inserted, not rewritten from
@@ -174,7 +175,7 @@ def _in_new_keyed_entry(changed: ChangedFile, setting: Setting) -> bool:
         key = _entry_key(text)
         if key is None or key.lower().replace("_", "-") == setting.name:
             continue
-        return (n in _added(changed) and key not in _removed_names(changed)
+        return (n in added_numbers(changed) and key not in _removed_names(changed)
                 and _has_keyed_sibling(head, n))
     return False
 
@@ -193,7 +194,8 @@ def _in_new_call_element(changed: ChangedFile, number: int) -> bool:
                 return False
         elif not _same_call_sibling(head, n, text):
             return False  # the container is not in the patch: an existing sibling tells
-        return n in _added(changed) and _element_identity(text) not in _removed_elements(changed)
+        return n in added_numbers(changed) and (
+            _element_identity(text) not in _removed_elements(changed))
     return False
 
 

@@ -11,9 +11,11 @@ from rules.analysis.knobs import (
     CATEGORY_OPTIONS,
     Description,
     configured_categories,
+    fixes_limit_failure,
     holds_yaml_keys,
     hunk_changes,
     loosening,
+    named_by_entry,
     new_unit_lines,
     normalize,
     number,
@@ -68,7 +70,10 @@ class ThresholdLoosening(Rule):
     the failing run shown (a run link, a log) did what Prefer asks: it is reported with
     medium confidence, a note in the summary rather than an inline comment. Fewer
     few-shot examples (`num_fewshot`) are not treated as loosening: they make the task
-    harder, not the gate easier.
+    harder, not the gate easier. A timeout whose name says what it bounds
+    (`wait_server_timeout`, `download_timeout`) raised in a PR whose description says it
+    fixes timeouts of that phase ("fix … startup timeouts") is the fix it names, and not
+    reported; a bare job limit (`timeout-minutes`) raised "to fix CI timeouts" still is.
 
     Flags
     -----
@@ -111,7 +116,8 @@ class ThresholdLoosening(Rule):
     or looser only in a branch for a device the PR adds (a check the base never names),
     is not a loosening; nor is an assertion rewritten, moved to another line of the PR,
     or deleted together with the code it checked, nor a commented-out one enabled with
-    another bound (a gate added, not retuned).
+    another bound (a gate added, not retuned), nor a value set to what its case's own name
+    says (`…-in64k-4-1` given 4 prompts, where sibling cases' names spell their loads).
 
     Prefer
     ------
@@ -196,6 +202,8 @@ class ThresholdLoosening(Rule):
                             same_item(hunk, change.old, new)
                             and same_job(changed, change.old, new))):
                         continue  # values of two list items or jobs are not old → new
+                    if named_by_entry(changed, change):
+                        continue  # set to what the case's own name says: a copy fixed
                     if kind in ("gate", "ceiling") and code.warnings_only(
                             changed.path, "metrics" if new.name == "metric-value"
                             else key_of(new)):
@@ -257,8 +265,9 @@ class ThresholdLoosening(Rule):
             repeats.setdefault(repeat_key(item, code), []).append(item.line)
         for item in found:
             lines = repeats[repeat_key(item, code)]
-            if item.line != lines[0]:
-                continue
+            if item.line != lines[0] or (item.kind == "timeout" and item.old and (
+                    fixes_limit_failure(description.text, item.name) is not None)):
+                continue  # a repeat, or a limit raised by a PR fixing what it times out
             kind, raw, old, new = item.kind, item.raw, item.old, item.new
             what, why = describe_loosening(item)
             # The comment recording the old values is no reason.

@@ -12,8 +12,10 @@ from rules.analysis.knobs.categories import (
 from rules.analysis.knobs.changes import Change, hunk_changes, new_unit_lines
 from rules.analysis.knobs.churn import readded
 from rules.analysis.knobs.entries import last_line
-from rules.analysis.knobs.looseness import loosening
+from rules.analysis.knobs.failures import fixes_limit_failure
+from rules.analysis.knobs.looseness import loosening, tightening
 from rules.analysis.knobs.names import KnobFilter, knob_filter, normalize
+from rules.analysis.knobs.namesake import named_by_entry
 from rules.analysis.knobs.rationale import (
     RETUNE_REASONS,
     Description,
@@ -33,8 +35,8 @@ from rules.analysis.knobs.values import number
 __all__ = [
     "CATEGORY_OPTIONS", "RETUNE_REASONS", "SHARD_SIZE_KEYS", "Categories", "Change", "Description",
     "KnobFilter", "MovedSettings", "Setting", "adjacent_comment", "configured_categories",
-    "extract", "holds_yaml_keys", "hunk_changes", "knob_filter", "last_line", "loosening",
-    "loosening_reported", "new_configuration",
+    "extract", "fixes_limit_failure", "holds_yaml_keys", "hunk_changes", "knob_filter",
+    "last_line", "loosening", "loosening_reported", "named_by_entry", "new_configuration",
     "new_unit_lines", "normalize", "number", "readded", "scaffolding", "shared_filter",
-    "split_across_owners", "unwrapped", "value_lines",
+    "split_across_owners", "tightening", "unwrapped", "value_lines",
 ]

@@ -20,6 +20,8 @@ _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600}
 _CLOCK_RE = re.compile(r"(?:(\d{1,3})-)?(\d{1,3}):([0-5]\d)(?::([0-5]\d))?")
 # Names too generic to be a timeout unless the value is written as a clock.
 _CLOCK_ONLY = frozenset({"time"})
+# A gate moved by this factor or more is set to a new level, not nudged (`tightening`).
+_RESET = 1.5
 
 
 def _clock(value: str) -> float | None:
@@ -75,3 +77,25 @@ def loosening(change: Change, categories: Categories, allow_added: bool = False)
         return None
     looser = after < before if kind in ("gate", "samples") else after > before
     return kind if looser else None
+
+
+def tightening(change: Change, categories: Categories) -> str | None:
+    """The kind of knob when `change` resets its check to a much stricter level: a gate
+    raised by half or more (0.38 → 0.88, or from 0), a ceiling or tolerance cut to two
+    thirds or less (both values plain numbers), else None. That is a gate set for another
+    measurement (the eval itself changed), and one too strict fails loudly. A nudge
+    (0.91 → 0.92) is not: it leaves less margin over a noisy score, a retune to explain."""
+    old, new = change.old, change.new
+    if old is None or new is None:
+        return None
+    kind = categories.kind(new.name)
+    if kind not in ("gate", "ceiling", "tolerance"):
+        return None
+    before, after = number(old.value), number(new.value)
+    if before is None or after is None or before < 0 or after < 0:
+        return None
+    if kind == "gate":
+        reset = after >= before * _RESET and after > before
+    else:
+        reset = after * _RESET <= before and after < before
+    return kind if reset else None
