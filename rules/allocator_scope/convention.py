@@ -82,7 +82,14 @@ def _own_file(snapshot: PullRequestSnapshot, path: str, var: str, value: str) ->
     if text is None and changed is not None and changed.status != "added" \
             and snapshot.repo_view is not None:
         text = snapshot.repo_view.read(path)  # a partial snapshot: the base from the view
-    return _any_sets([(path, text)] if text else None, var, value)
+    if text is None and changed is not None:
+        text = "\n".join(changed.patch_base_lines.values())  # the patch's base lines alone
+    if not text:
+        return False
+    # A commented-out setting is one the file turned off, not its convention.
+    live = "\n".join(line for line in text.splitlines()
+                      if not line.lstrip().startswith(("#", "//")))
+    return _any_sets([(path, live)], var, value)
 
 
 def _any_sets(files: list[tuple[str, str]] | None, var: str, value: str) -> bool:
