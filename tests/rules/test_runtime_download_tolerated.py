@@ -15,7 +15,7 @@ URL = "https://example.org/data/a.tar"
     f'curl -fsSL "{URL}" -o a.tar || echo "Warning: failed; exit 1 && retry later"',
     f"x=$(curl -s {URL} || echo '')",
     f"wget {URL} && tar xf a.tar || true  # optional",
-    f"gsutil -m cp -r gs://bucket/x/* \"$DIR\" || printf 'no configs\\n'",
+    "gsutil -m cp -r gs://bucket/x/* \"$DIR\" || printf 'no configs\\n'",
 ])
 def test_tolerated(command: str) -> None:
     assert tolerated(command, command.index("http") if "http" in command else 0)
