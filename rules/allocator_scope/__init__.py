@@ -64,7 +64,9 @@ class AllocatorScope(Rule):
     Not when it is the repository's convention: the same value moved here from another
     file, or already set by sibling files at the base revision (any sibling for a broad
     scope; for one config, most siblings, a recipe shared by a third of them and at least
-    three, or the base config a variant such as `Model-A3.yaml` is named after).
+    three, or the base config a variant such as `Model-A3.yaml` is named after), or,
+    for a scoped setting, already set identically elsewhere in the same file (another
+    step) or by the file of the same name nearby (the same test one folder up).
 
     Prefer
     ------

@@ -18,6 +18,14 @@ A new folder (`weekly/multi_node/external_dp/config/` holding only this PR's con
 has no siblings at all; then its neighbourhood does (`nearby_files`: the ancestors'
 files and the cousin folders `weekly/multi_node/internal_dp/config`,
 `nightly/multi_node/external_dp/config`), judged like the subtree sample.
+
+Two kinds of evidence hold for a scoped setting (one step, test or config) only, since
+copying a value into a broader scope is a new decision however often it is set below:
+the file's own base revision already sets the identical value elsewhere (a new step of
+`_e2e_test.yaml` copying the env every other step of that workflow sets), and a file of
+the same name nearby does (`four_card/model_runner_v2/test_deepseek_v4.py` copying the
+env of `four_card/test_deepseek_v4.py`, the same model's test one folder up). A setting
+neither the file nor its namesake holds is still this PR's, and still flagged.
 """
 
 from __future__ import annotations
@@ -26,7 +34,7 @@ import re
 from pathlib import PurePosixPath
 
 from bot.core.snapshot import PullRequestSnapshot
-from rules.analysis.siblings import nearby_files, sibling_files, subtree_files
+from rules.analysis.siblings import namesake_files, nearby_files, sibling_files, subtree_files
 
 _RECIPE_MIN = 3  # siblings sharing a value before a third of the folder is a recipe
 _STEM_MIN = 4  # a shorter common stem ("a.yaml", "ab-x.yaml") says nothing of kinship
@@ -54,6 +62,9 @@ def convention(snapshot: PullRequestSnapshot, path: str, var: str, value: str,
     tell, most of the files below the folder that set `var` do (at least three): a new
     test module beside the `configs/` subfolders whose recipes all carry it; or, for a
     file with no siblings, most of the nearby files setting `var` do."""
+    if not broad and (_own_file(snapshot, path, var, value)
+                      or _any_sets(namesake_files(snapshot, path), var, value)):
+        return True  # the file's own convention, or that of its namesake nearby
     shared = _siblings(snapshot, path, var, value, broad)
     if shared:
         return True
@@ -62,6 +73,28 @@ def convention(snapshot: PullRequestSnapshot, path: str, var: str, value: str,
     if shared is None and _most_setters(nearby_files(snapshot, path, _kin(path)), var, value):
         return True  # a new folder copying the recipe of its cousins (`nearby_files`)
     return shared
+
+
+def _own_file(snapshot: PullRequestSnapshot, path: str, var: str, value: str) -> bool:
+    """The file's base revision already sets the identical value (another step or test)."""
+    changed = next((c for c in snapshot.files if c.path == path), None)
+    text = changed.base_text if changed is not None else None
+    if text is None and changed is not None and changed.status != "added" \
+            and snapshot.repo_view is not None:
+        text = snapshot.repo_view.read(path)  # a partial snapshot: the base from the view
+    if text is None and changed is not None:
+        text = "\n".join(changed.patch_base_lines.values())  # the patch's base lines alone
+    if not text:
+        return False
+    # A commented-out setting is one the file turned off, not its convention.
+    live = "\n".join(line for line in text.splitlines()
+                      if not line.lstrip().startswith(("#", "//")))
+    return _any_sets([(path, live)], var, value)
+
+
+def _any_sets(files: list[tuple[str, str]] | None, var: str, value: str) -> bool:
+    pattern = _pattern(var, value)
+    return any(pattern.search(text) for _, text in files or ())
 
 
 def _most_setters(files: list[tuple[str, str]] | None, var: str, value: str) -> bool:

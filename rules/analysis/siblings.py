@@ -128,6 +128,40 @@ def nearby_files(snapshot: PullRequestSnapshot, path: str,
     and MAX_NEAR_READS reads. The ancestors are known from the path, so a view answering
     None while it fetches (the App) is asked for all of them at once; a view listing files
     only (no subfolders) yields the ancestors' files alone. None without view or text."""
+    folders = _near_folders(snapshot, path, suffixes)
+    return None if folders is None else _read_spread(snapshot, folders, path)
+
+
+MAX_NAMESAKES = 4  # reads of files named like the new one, nearest first
+
+
+def namesake_files(snapshot: PullRequestSnapshot, path: str) -> list[tuple[str, str]] | None:
+    """(path, base text) of the files in `nearby_files`' folders that have `path`'s own
+    name (`four_card/test_deepseek_v4.py` for `four_card/model_runner_v2/test_deepseek_v4.py`),
+    nearest first, whether or not `nearby_files`' per-folder sample would pick them;
+    at most MAX_NAMESAKES. None without view, folders or namesake."""
+    name = PurePosixPath(path).name
+    folders = _near_folders(snapshot, path, (PurePosixPath(path).suffix,))
+    if folders is None:
+        return None
+    view = snapshot.repo_view
+    assert view is not None
+    changed = {c.path: c for c in snapshot.files}
+    found = [f for files in folders for f in files
+             if PurePosixPath(f).name == name and f != path][:MAX_NAMESAKES]
+    texts: list[tuple[str, str]] = []
+    for other in found:
+        own = changed.get(other)
+        text = view.read(other) if own is None else own.base_text
+        if text is not None:
+            texts.append((other, text))
+    return texts or None
+
+
+def _near_folders(snapshot: PullRequestSnapshot, path: str,
+                  suffixes: tuple[str, ...]) -> list[list[str]] | None:
+    """The files with `suffixes` of each folder `nearby_files` describes, best folder
+    first. None without view or for a top-level file."""
     view = snapshot.repo_view
     parts = PurePosixPath(path).parent.parts
     if view is None or len(parts) < 2:
@@ -154,7 +188,7 @@ def nearby_files(snapshot: PullRequestSnapshot, path: str,
             rows[entry] = _edit_row(row, PurePosixPath(entry).name, parts)
             if min(rows[entry]) <= MAX_NEAR_EDITS:
                 queue.append((min(rows[entry]), anchor, entry))
-    return _read_spread(snapshot, [files for *_, files in sorted(found)], path)
+    return [files for *_, files in sorted(found)]
 
 
 def _sample(files: list[str]) -> list[str]:

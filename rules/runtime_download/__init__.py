@@ -22,6 +22,7 @@ from rules.runtime_download.detect import (
     detect,
     external,
     mitigates,
+    tolerated,
 )
 from rules.runtime_download.novelty import (
     Nearby,
@@ -36,6 +37,7 @@ from rules.runtime_download.novelty import (
 _SURFACES = ("test", "cpu-test", "workflow", "ci-script", "eval-config")
 
 _ANY_FETCH_WORD = any_of(FETCH_WORDS)  # asked of every file's added text
+_MAX_CONTINUED = 12  # `\`-continued lines of one command read for its fallback
 
 
 class RuntimeDownload(Rule):
@@ -62,7 +64,9 @@ class RuntimeDownload(Rule):
     (also `urllib.request.urlopen("https://…")`, `requests.get("https://…")`,
     `datasets.load_dataset("…")`, `hf_hub_download`, `snapshot_download`,
     `huggingface-cli download`, `torch.hub.load`, `git clone` of data, `pip download`)
-    with no cache or offline setting in the same job or test.
+    with no cache or offline setting in the same job or test. Not when the command
+    itself tolerates the failure (`gsutil cp … || echo "Warning: …"`, `wget … || true`):
+    then the host's refusal cannot fail the job.
 
     Prefer
     ------
@@ -168,6 +172,9 @@ class _FileCheck:
             fetch = detect(text, self.python) or self.config_url(number)
             if fetch is None or self.is_mitigated(number):
                 continue
+            if not self.python and tolerated(self.command(number, text),
+                                             max(0, text.find(fetch.target))):
+                continue  # `|| echo "Warning…"`: the script goes on without the data
             if (normalized(text) in self.removed
                     or fetched_at_base(self.changed, fetch.kind, self.detect, fetch.target)):
                 continue  # moved, re-indented, or an existing download with new arguments
@@ -193,6 +200,17 @@ class _FileCheck:
                 file=self.changed, line=number, key=fetch.target,
                 # Without the repository we cannot tell a new habit from the house style.
                 confidence=Confidence.HIGH if known else Confidence.MEDIUM)
+
+    def command(self, number: int, text: str) -> str:
+        """The line with its `\\` continuation lines: where a fallback may be written."""
+        lines = self.lines()
+        parts = [text]
+        while parts[-1].rstrip().endswith("\\") and len(parts) < _MAX_CONTINUED:
+            following = lines.get(number + len(parts))
+            if following is None:
+                break
+            parts.append(following)
+        return " ".join(p.rstrip().removesuffix("\\") for p in parts)
 
     def callers_cache(self) -> bool:
         """A CI script every invoking job caches around (see `callers`), read once."""

@@ -108,3 +108,22 @@ def mitigates(text: str) -> bool:
         return True
     return any(any(w in m.group(1).lower() for w in _VOLUME_WORDS)
                for m in _VOLUME_RE.finditer(text))
+
+
+# A fetch the script itself lets fail (`gsutil cp … || echo "Warning: …"`, `wget … || true`)
+# cannot fail the job when the host throttles or moves: the author chose to go on without
+# the data. The fallback must end the fetch's own command (no `;` before it) and must not
+# exit, return or chain on (`|| echo failed && exit 1` still fails the job).
+_QUOTED_RE = re.compile(r"\"(?:[^\"\\]|\\.)*\"|'[^']*'")
+_FALLBACK_RE = re.compile(r"\|\|\s*(?:true|:|echo|printf|>&2\s+echo)(?![\w-])(.*)\Z", re.S)
+_STILL_FAILS_RE = re.compile(r"&&|\|\||\bexit\b|\breturn\b|\bfalse\b")
+
+
+def tolerated(command: str, at: int) -> bool:
+    """The shell command list holding the fetch at `at` swallows the fetch's failure."""
+    # Quoted text (the warning's words, a quoted URL) is blanked in place, so its `;`,
+    # `&&` or `exit` say nothing and `at` still points at the fetch.
+    masked = _QUOTED_RE.sub(lambda m: '"' + "x" * (len(m.group(0)) - 2) + '"', command)
+    segment = re.split(r";|\n", masked[max(0, at):], maxsplit=1)[0]
+    fallback = _FALLBACK_RE.search(segment)
+    return fallback is not None and not _STILL_FAILS_RE.search(fallback.group(1))

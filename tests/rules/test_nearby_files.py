@@ -101,3 +101,15 @@ def test_listings_are_capped() -> None:
     view.list_dir = listing  # type: ignore[method-assign]
     nearby_files(_snapshot(view), "tests/e2e/new/x/y/z/f.yaml", (".yaml",))
     assert len(view.asked) == siblings.MAX_NEAR_LISTINGS
+
+
+def test_namesakes_are_found_beyond_the_per_folder_sample() -> None:
+    # Thirty files one folder up: the sample of four would miss `test_model.py`.
+    files = {f"tests/e2e/four/test_{i:02}.py": "x" for i in range(30)}
+    files["tests/e2e/four/test_model.py"] = "up"
+    files["tests/e2e/two/v2/test_model.py"] = "cousin"
+    files["tests/e2e/four/v2/test_other.py"] = "sibling"  # the own folder: not a namesake
+    view = MappedRepoView(files)
+    got = siblings.namesake_files(_snapshot(view), "tests/e2e/four/v2/test_model.py")
+    assert _paths(got) == ["tests/e2e/four/test_model.py", "tests/e2e/two/v2/test_model.py"]
+    assert siblings.namesake_files(_snapshot(view), "tests/e2e/four/v2/test_none.py") is None
