@@ -11,66 +11,130 @@ Usage: sample.py OUT.json [KEEP_MD_BASENAMES...]
   sweep shift a regenerated earlier sample further down the history, so a regenerated s4/s5 is a
   superset of the original's unnamed commits: excluding it can only skip more.
 """
-import glob, json, os, re, subprocess, sys
+
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
 
 MAIN = "/work/main"
-REPOS = ["vllm-project/vllm-ascend", "vllm-project/vllm-gaudi", "vllm-project/tpu-inference",
-         "sgl-project/sglang-jax", "ROCm/ATOM", "vllm-project/vllm-omni"]
-CI_FIX = re.compile(r"(?i)(\[ci\]|\bci\b|flak|oom|out of memory|timeout|skip|xfail|disable|tolerance|threshold|accuracy|nightly|e2e|unit.?test|gsm8k|lm.?eval)")
-TEST_PATH = re.compile(r"(^|/)(tests?|testing)(/|_)|test_[^/]*\.py$|_test\.py$|conftest\.py$|(^|/)ci/|eval")
-CI_PREFIXES = (".github/workflows/", ".github/actions/", ".github/scripts/", ".github/benchmark/",
-               ".buildkite/", ".jenkins/", ".gitlab-ci.yml", ".circleci/", "ci/", ".ci/", "scripts/ci/",
-               "tests/test_suites/")
+REPOS = [
+    "vllm-project/vllm-ascend",
+    "vllm-project/vllm-gaudi",
+    "vllm-project/tpu-inference",
+    "sgl-project/sglang-jax",
+    "ROCm/ATOM",
+    "vllm-project/vllm-omni",
+]
+CI_FIX = re.compile(
+    r"(?i)(\[ci\]|\bci\b|flak|oom|out of memory|timeout|skip|xfail|disable|tolerance"
+    r"|threshold|accuracy|nightly|e2e|unit.?test|gsm8k|lm.?eval)"
+)
+TEST_PATH = re.compile(
+    r"(^|/)(tests?|testing)(/|_)|test_[^/]*\.py$|_test\.py$|conftest\.py$|(^|/)ci/|eval"
+)
+CI_PREFIXES = (
+    ".github/workflows/",
+    ".github/actions/",
+    ".github/scripts/",
+    ".github/benchmark/",
+    ".buildkite/",
+    ".jenkins/",
+    ".gitlab-ci.yml",
+    ".circleci/",
+    "ci/",
+    ".ci/",
+    "scripts/ci/",
+    "tests/test_suites/",
+)
+
 
 def ci_path(p):
     return p.startswith(CI_PREFIXES) or (p.startswith("tests/") and p.endswith(".sh"))
 
+
 def main():
-    out = sys.argv[1]; keep = set(sys.argv[2:])
-    hold = set(); holdpr = set()
-    for line in open("/work/shared/eval-holdout.txt"):
+    out = sys.argv[1]
+    keep = set(sys.argv[2:])
+    hold = set()
+    holdpr = set()
+    for line in Path("/work/shared/eval-holdout.txt").read_text().splitlines():
         line = line.strip()
-        if not line or line.startswith("#"): continue
-        if "@" in line: hold.add(line)
-        elif "#" in line: holdpr.add(line)
+        if not line or line.startswith("#"):
+            continue
+        if "@" in line:
+            hold.add(line)
+        elif "#" in line:
+            holdpr.add(line)
     corpus = set()
     for f in glob.glob(f"{MAIN}/eval/prs/*/*.json"):
-        d = json.load(open(f)); corpus.add(d["id"])
+        d = json.loads(Path(f).read_text())
+        corpus.add(d["id"])
     named = set()
     for f in glob.glob(f"{MAIN}/eval/*.md") + glob.glob(f"{MAIN}/eval/sampling/*.md"):
-        if os.path.basename(f) in keep: continue
-        named |= set(re.findall(r"\b[0-9a-f]{12}\b", open(f).read()))
+        if os.path.basename(f) in keep:
+            continue
+        named |= set(re.findall(r"\b[0-9a-f]{12}\b", Path(f).read_text()))
     excl = set()
     if os.environ.get("EXCLUDE"):
-        excl = {c["sha"] for f in os.environ["EXCLUDE"].split(":") for c in json.load(open(f))}
+        samples = os.environ["EXCLUDE"].split(":")
+        excl = {c["sha"] for f in samples for c in json.loads(Path(f).read_text())}
     picked = []
     for repo in REPOS:
         git = f"/work/.mirror/{repo.replace('/', '+')}/repo"
-        log = subprocess.run(["git", "-C", git, "log", "--first-parent", "--no-merges", "--no-renames",
-                              "--format=%x00%H%x01%cI%x01%s", "--name-only", "HEAD"],
-                             capture_output=True, text=True, check=True).stdout
+        log = subprocess.run(
+            [
+                "git",
+                "-C",
+                git,
+                "log",
+                "--first-parent",
+                "--no-merges",
+                "--no-renames",
+                "--format=%x00%H%x01%cI%x01%s",
+                "--name-only",
+                "HEAD",
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
         commits = []
         for chunk in log.split("\x00")[1:]:
             head, _, rest = chunk.partition("\n")
             sha, date, subj = head.split("\x01", 2)
-            files = [l for l in rest.splitlines() if l.strip()]
-            if not ("2025-01-01" <= date[:10] <= "2026-11-30") or len(files) > 60 or not files: continue
+            files = [name for name in rest.splitlines() if name.strip()]
+            if not ("2025-01-01" <= date[:10] <= "2026-11-30") or len(files) > 60 or not files:
+                continue
             commits.append((sha, subj, files))
         commits.sort(key=lambda c: c[0], reverse=True)
         ordinary, fixes = [], []
         for sha, subj, files in commits:
-            if f"{repo}@{sha}" in hold or sha in excl: continue
+            if f"{repo}@{sha}" in hold or sha in excl:
+                continue
             m = re.search(r"\(#(\d+)\)\s*$", subj)
-            if m and f"{repo}#{m.group(1)}" in holdpr: continue
-            if f"{repo}@{sha[:12]}" in corpus or sha[:12] in named: continue
+            if m and f"{repo}#{m.group(1)}" in holdpr:
+                continue
+            if f"{repo}@{sha[:12]}" in corpus or sha[:12] in named:
+                continue
             is_ci = any(ci_path(p) for p in files)
             if is_ci and len(ordinary) < 12:
-                ordinary.append(dict(repo=repo, sha=sha, subject=subj, sample="ordinary")); continue
-            if CI_FIX.search(subj) and (is_ci or any(TEST_PATH.search(p) for p in files)) and len(fixes) < 8:
+                ordinary.append(dict(repo=repo, sha=sha, subject=subj, sample="ordinary"))
+                continue
+            if (
+                CI_FIX.search(subj)
+                and (is_ci or any(TEST_PATH.search(p) for p in files))
+                and len(fixes) < 8
+            ):
                 fixes.append(dict(repo=repo, sha=sha, subject=subj, sample="ci-fix"))
-            if len(ordinary) >= 12 and len(fixes) >= 8: break
+            if len(ordinary) >= 12 and len(fixes) >= 8:
+                break
         picked += ordinary + fixes
         print(repo, len(ordinary), len(fixes), file=sys.stderr)
-    json.dump(picked, open(out, "w"), indent=1)
+    Path(out).write_text(json.dumps(picked, indent=1))
+
 
 main()
