@@ -2,7 +2,8 @@
 
 The catalog was tuned on the dev side only; both sides are scored so a change that
 helps one and hurts the other shows. The floors are what the catalog reaches today
-(dev: line 97/97, category 95/97; holdout: line 41/46, category 36/46), minus one excerpt.
+(dev: line 109/109, category 106/109; holdout: line 45/50, category 40/50), minus one
+excerpt.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ def test_the_split_is_fixed_by_the_name_and_holds_out_about_a_third() -> None:
 
 
 @pytest.mark.parametrize(("split", "line_floor", "category_floor"),
-                         [("dev", 0.98, 0.96), ("holdout", 0.86, 0.76)])
+                         [("dev", 0.99, 0.96), ("holdout", 0.88, 0.78)])
 def test_accuracy_on_each_side(split: str, line_floor: float, category_floor: float) -> None:
     outcomes = score_logs(CORPUS, split)
     assert outcomes and all(split_of(o.file) == split for o in outcomes)

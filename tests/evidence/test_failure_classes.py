@@ -190,6 +190,32 @@ CASES: dict[str, tuple[str, int, str]] = {
         "fatal: Not a valid object name upstream/main\n"
         "Error: Process completed with exit code 128.\n",
         2, "other"),
+    "apt's E: line outranks the step's exit code": (
+        "Reading state information...\n"
+        "The following packages have unmet dependencies:\n"
+        " libfoo-dev : Depends: libfoo1 (= 1.2) but 1.3 is to be installed\n"
+        "E: Unable to correct problems, you have held broken packages.\n"
+        "E: Error, pkgProblemResolver::Resolve generated breaks, this may be caused by held "
+        "packages\n"
+        "##[error]Process completed with exit code 100.\n",
+        5, "other"),
+    "apt failing to fetch a package list is still a download error": (
+        "E: Failed to fetch http://archive.ubuntu.com/ubuntu/dists/jammy/InRelease  "
+        "503  Service Unavailable [IP: 1.2.3.4 80]\n"
+        "##[error]Process completed with exit code 100.\n",
+        1, "http-download-error"),
+    "a Go program's lower-case no space left on device is a full disk": (
+        "~~~ Preparing working directory\n"
+        "\U0001F6A8 Error: Error creating hook script: write /tmp/hook-runner-1: no space left on "
+        "device\n"
+        "^^^ +++\n"
+        "\U0001F6A8 Error: The command exited with status 1\n",
+        2, "other"),
+    "CircleCI's killed notice is a host kill, not the count before it": (
+        "collected 120 items\n"
+        "tests/test_big.py ........\n"
+        'Received "killed" signal\n',
+        3, "host-oom-killed"),
     "an action's failure message copied from the web UI is its annotation": (
         "Run sigstore/cosign-installer@v3\n"
         "Error: signing dist/pkg.tar.gz: create bundle file: open : no such file or directory\n",
