@@ -127,7 +127,8 @@ class DedupNote(Rule):
     `fix:` retuning a threshold whose description says the test intermittently fails are
     CI fixes. Not CI fixes: tests that fail only when run on their own ("fail when run
     individually": CI runs the suite), a limit imposed whose description names no failure
-    ("[CI] Limit `MAX_JOBS` in the install": preventive), a `fix(ci):` type
+    ("[CI] Limit `MAX_JOBS` in the install", "CI: Add timeout for Nightly docker release":
+    preventive; "Fix timeout in …", "job times out", "hangs" name one), a `fix(ci):` type
     naming improvements ("P0 CI gate improvements"), a workaround the title removes
     ("Remove the X workaround in the tests": cleanup once the bug is fixed), a bare
     `[CI]` tag whose only run link is the PR's own validation run ("have tested in

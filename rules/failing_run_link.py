@@ -61,7 +61,8 @@ class FailingRunLink(Rule):
     test intermittently fails are CI fixes. There is no failing run to link for a workaround
     the title removes ("Remove the X workaround in the tests": cleanup once the bug is
     fixed), tests that fail only when run on their own (CI runs the suite), a limit imposed
-    whose description names no failure ("[CI] Limit `MAX_JOBS` in the install": preventive),
+    whose description names no failure ("[CI] Limit `MAX_JOBS` in the install", "CI: Add
+    timeout for Nightly docker release": preventive; "Fix timeout in …" names one),
     a `fix(ci):` type naming improvements, a bare `[CI]` tag whose only run link is the PR's
     own validation run, a description bullet fixing a scanner warning ("Fixes CodeQL warning
     …"), a failure the new behaviour reacts to ("adaptive cadence: 24h when failing", "retry

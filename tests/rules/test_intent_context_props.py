@@ -114,3 +114,34 @@ def test_imposing_a_limit_is_a_fix_only_where_a_failure_is_named(name: str, knob
     assert ci_fix_phrase(title, failed) is not None, title
     # Retuning a limit that was hit stays a claimed fix.
     assert ci_fix_phrase(f"[CI] Increase the {name} e2e timeout", restated) is not None
+
+
+@settings(max_examples=200, deadline=None)
+@given(subject, st.sampled_from(("CI: ", "[CI] ", "ci: ", "[CI][Nightly] ")),
+       st.sampled_from(("Add timeout for the {s} nightly docker release",
+                        "Add a 60 min timeout to the {s} e2e step",
+                        "Set `timeout-minutes` for the {s} docker build",
+                        "Add a time limit to the {s} nightly job",
+                        "Limit the {s} nightly job timeout to 60 minutes")))
+def test_a_time_limit_added_or_set_is_preventive_unless_a_failure_is_named(
+        name: str, tag: str, template: str) -> None:
+    title = tag + template.format(s=name)
+    assert ci_fix_phrase(title, "", ci_diff=True) is None, title
+    restated = f"This PR sets timeout-minutes: 60 on the {name} build and test steps."
+    assert ci_fix_phrase(title, restated, ci_diff=True) is None, title
+    hung = f"The {name} nightly docker build hangs for hours and never finishes."
+    assert ci_fix_phrase(title, hung, ci_diff=True) is not None, title
+
+
+@settings(max_examples=200, deadline=None)
+@given(subject, st.sampled_from(("CI: ", "[CI] ", "")),
+       st.sampled_from(("Fix timeout in the {s} nightly docker release",
+                        "Fix the {s} e2e job timing out",
+                        "The {s} nightly job times out",
+                        "{s} nightly test hangs",
+                        "Add timeout to the stuck {s} nightly job",
+                        "Add a timeout since the {s} nightly test timed out",
+                        "Add retry for the {s} eval timeout in CI")))
+def test_a_timeout_that_happened_is_still_a_fix(name: str, tag: str, template: str) -> None:
+    title = tag + template.format(s=name)
+    assert ci_fix_phrase(title, "", ci_diff=True) is not None, title

@@ -8,7 +8,8 @@ un-skips tests or only touches repository automation has no failing run; a diff 
 only skips tests answers one. A CI fix the description mentions "also", beside the work
 the title names, is a side effect; tests that fail only when run on their own pass in
 CI's suite; a run link alone, without a stated failure, is the PR's own validation run;
-a limit imposed ("Limit `MAX_JOBS`") is preventive unless the text names what failed.
+a limit imposed ("Limit `MAX_JOBS`", "Add timeout for the nightly release") is preventive
+unless the text names what failed (a hang, a run that timed out, a stuck job).
 A fixed failure of a scanner, schedule or bot job is a red job; in a log or a report the
 failure is the content. A failure the new behaviour reacts to ("24h when failing", "retry
 failed jobs", "on failure") is a condition, not a failure fixed. Everything is linear in the

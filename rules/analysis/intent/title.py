@@ -20,6 +20,7 @@ from rules.analysis.intent.words import (
     FAILURE_RE,
     FIX_RE,
     GUARD_RE,
+    IMPOSED_LIMIT_RE,
     KNOB_RE,
     REENABLE_RE,
     REMOVE_RE,
@@ -198,7 +199,8 @@ def judge_title(title: str, ci_diff: bool = False) -> Verdict:
     if not (fix_verb or stable or failing) and adds_coverage(found):
         return Verdict.NOT  # "[BugFix][CI] add ep CI" is new coverage, whatever the tag
     if (not (explicit_fix or stable) and ROUTINE_VERB_RE.match(main)
-            and not near_in(parts, RETUNE_VERB_RE, KNOB_RE)):
+            and not near_in(parts, RETUNE_VERB_RE, KNOB_RE)
+            and not (ci and any_word(found, IMPOSED_LIMIT_RE))):
         return Verdict.NOT  # new coverage, a move, a bump: routine CI work
     if stable or (failing and (explicit_fix or ci or any_word(found, GUARD_RE, SILENCE_RE))):
         return Verdict.FIX
@@ -211,5 +213,6 @@ def judge_title(title: str, ci_diff: bool = False) -> Verdict:
         return Verdict.CLAIM  # "FIX Issue with disable adapter test", not "fix x and add UT"
     if ci and near_in(parts, ADJUST_VERB_RE, KNOB_RE):
         return Verdict.CLAIM  # "Increase the GLM eval timeout" retunes CI
-    # "[CI] Limit `MAX_JOBS` in the install" imposes a limit: the description decides.
+    # "[CI] Limit `MAX_JOBS` in the install", "CI: Add timeout for the nightly release"
+    # impose a limit: the description decides whether something hung or failed without it.
     return Verdict.NEUTRAL

@@ -15,7 +15,23 @@ WINDOW = 8  # words between a verb and its object ("fix the GLM-5.2 PCP eval")
 _WORD_RE = re.compile(r"[a-z0-9][a-z0-9_.+/-]*")
 # Clause breaks: "Fix scheduler bug and add a test" is a product fix plus coverage.
 _CLAUSE_RE = re.compile(r"[,;:()&+|\[\]]|\s(?:and|with|plus|also|then|while)\s", re.I)
+# A time limit being added or set ("Add timeout for the nightly release", "set a 60 min
+# timeout on the e2e step", "add `timeout-minutes`") is the knob, not a run that timed
+# out: a preventive limit. Only the noun such a verb takes, past a few modifiers (no
+# preposition, no remedy between): not "add retry for timeout", "add timeout handling".
+_IMPOSING_VERB = (r"(?:add(?:s|ed|ing)?|set(?:s|ting)?|put(?:s|ting)?|limit(?:s|ed|ing)?|"
+                  r"cap(?:s|ped|ping)?|(?:introduc|configur|enforc|impos|defin)(?:e|es|ed|ing)|"
+                  r"(?:appl|specif)(?:y|ies|ied|ying))")
+_NOT_MODIFIER = (r"(?:to|for|on|in|of|at|from|since|because|after|due|when|if|and|or|with|as|"
+                 r"by|that|which|retr\w*|handl\w*|fix\w*|avoid\w*|prevent\w*|catch\w*|"
+                 r"detect\w*)\b")
+_LIMIT_NOUN = r"(?:time-?outs?|time[- ]limits?)(?:[-_](?:minutes|seconds|secs?))?\b"
+_NOT_AFTER = r"[- ](?:handl\w*|errors?|exceptions?|issues?|problems?|bugs?|failures?|retr\w*)\b"
+_IMPOSED_LIMIT = re.compile(rf"\b({_IMPOSING_VERB}(?:\s+(?!{_NOT_MODIFIER})[\w.-]+){{0,4}}?)"
+                            rf"\s+[`'\"]?{_LIMIT_NOUN}(?!{_NOT_AFTER})")
 _PHRASES = (
+    # Before the "timed out" rewrite below: "the job times out" stays a run that timed out.
+    (_IMPOSED_LIMIT, r"\1 timelimit"),
     (re.compile(r"\bout[- ]of[- ]memory\b|\boom(?:s|ed|ing|-ing)\b|\boom-?kill\w*"), " oom "),
     (re.compile(r"\btim(?:ed|ing|es)[- ]out\b|\btime[- ]outs?\b"), " timeout "),
     (re.compile(r"\bwork[- ]around\b"), " workaround "),
@@ -111,6 +127,8 @@ ADJUST_VERB_RE = re.compile(
 # setting, a fix only where the text names what failed without it.
 LIMIT_VERB_RE = re.compile(r"^(?:limit\w*|cap|caps|capped|capping)$")
 RETUNE_VERB_RE = re.compile(f"{ADJUST_VERB_RE.pattern}|{LIMIT_VERB_RE.pattern}")
+# A time limit being added or set (see `_PHRASES`): imposed, like a limit verb's object.
+IMPOSED_LIMIT_RE = re.compile(r"^timelimit$")
 KNOB_RE = re.compile(
     r"^(?:timeouts?|time[-_]?limit|num[-_]minutes|minutes|memory|mem|mem[-_]fraction\w*|"
     r"gpu[-_]memory\w*|thresholds?|tolerances?|atol|rtol|bounds?|batch[-_]?size|max[-_]\w+|"
