@@ -182,7 +182,7 @@ class KnobRationale(Rule):
                       if loosening_reported(ctx.config) else None)
         moved = MovedSettings(ctx.snapshot, union)
         introduced = introduced_names(ctx.snapshot)
-        followups = Followups(ctx.snapshot)
+        followups = Followups(ctx.snapshot, union)
         asks: list[tuple[ChangedFile, list[Change]]] = []
         for changed in ctx.files():
             if changed.status in ("added", "copied") or renamed_into_another_test(
