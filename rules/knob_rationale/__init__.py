@@ -133,8 +133,9 @@ class KnobRationale(Rule):
     `RETRY_INTERVAL_SECONDS` 30); nor a step's env equal to the default of the script it
     runs (`${X:-30}`), or a first time limit handed to a script the step newly calls in
     place of code that had none; nor values of a script the PR rewrites whole (three
-    quarters of its code replaced: a new mechanism's, not retunes); an old value that was only a variable is read as the default
-    the file gives it, and unknown (a repository variable) is not asked about. Catalog
+    quarters of its code replaced: a new mechanism's, not retunes). An old value that was
+    only a variable is read as the default the file gives it, and unknown (a repository
+    variable) is not asked about. Catalog
     entries (a model or case with its server arguments, in a benchmark/accuracy JSON or
     YAML, a workflow's inline table or a Python table keyed by model) are compared
     within the same entry, so reordered entries are not paired `TP8 → TP4`, and an

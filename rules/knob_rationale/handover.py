@@ -28,7 +28,10 @@ from rules.analysis.lines import indent_width, known_lines, openers
 from rules.analysis.memo import memoized
 
 _YAML = (".yml", ".yaml")
-_SCRIPT_RE = re.compile(r"[\w./-]{0,300}?[\w-]+\.(?:sh|bash|py)\b")
+# A script path, matched only from the start of a path-like run (the lookbehind), so
+# each run is tried once.
+_SCRIPT_RE = re.compile(r"(?<![\w./-])[\w./-]{1,300}\.(?:sh|bash|py)(?!\w)")
+_SCRIPT_HINTS = (".sh", ".py", ".bash")
 _MAX_WALK = 400
 _MAX_SPAN = 600
 _MAX_SCRIPTS = 4
@@ -104,7 +107,10 @@ def handed_to_script(snapshot: PullRequestSnapshot, changed: ChangedFile,
     timeout = Categories().kind(new.name) == "timeout"
     seen = 0
     for n in span:
-        for mention in _SCRIPT_RE.findall(head.get(n, "")[:2000]):
+        line = head.get(n, "")[:2000]
+        if not any(hint in line for hint in _SCRIPT_HINTS):
+            continue
+        for mention in _SCRIPT_RE.findall(line):
             seen += 1
             if seen > _MAX_SCRIPTS:
                 return False

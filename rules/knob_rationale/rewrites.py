@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 from bot.core.snapshot import ChangedFile, Hunk
-from rules.analysis.knobs import Change, KnobFilter, extract, holds_yaml_keys
+from rules.analysis.knobs import Change, KnobFilter, Setting, extract, holds_yaml_keys
 from rules.analysis.lines import sides
 from rules.analysis.memo import memoized
 
@@ -58,17 +58,22 @@ def renamed_knob(changed: ChangedFile, hunk: Hunk, change: Change, wanted: KnobF
     base = changed.base_text
     if _present(base, new.raw):
         return False  # the name was in the file already: not a rename into it
-    old_side, _ = sides(hunk)
-    path = changed.path
     value = _plain(new.value)
     words = _words(new.name)
-    for old in extract(old_side, wanted, yaml_keys=holds_yaml_keys(path),
-                       python=path.endswith((".py", ".pyi"))):
-        if (old.changed and old.name != new.name and _plain(old.value) == value
+    for old in _removed(hunk, changed.path, wanted):
+        if (old.name != new.name and _plain(old.value) == value
                 and words & _words(old.name) and not _present(head, old.raw)
                 and (head is not None or old.raw not in _added_text(changed))):
             return True
     return False
+
+
+@memoized
+def _removed(hunk: Hunk, path: str, wanted: KnobFilter) -> list[Setting]:
+    """The knob settings a hunk removes (its base side's changed lines)."""
+    old_side, _ = sides(hunk)
+    return [s for s in extract(old_side, wanted, yaml_keys=holds_yaml_keys(path),
+                               python=path.endswith((".py", ".pyi"))) if s.changed]
 
 
 @memoized
