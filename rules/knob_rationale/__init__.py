@@ -128,9 +128,14 @@ class KnobRationale(Rule):
 
     Nor is a knob that is only plumbed through a variable: a new override with an empty
     default (`${X:-}`, a `workflow_dispatch` input with `default: ''`) passed on only
-    when set, a literal moved into a variable holding the same default, or one variable
-    swapped for another; an old value that was only a variable is read as the default
-    the file gives it, and unknown (a repository variable) is not asked about. Catalog
+    when set, a literal moved into a variable holding the same default, one variable
+    swapped for another, or renamed with its value (`RETRY_DELAY_SECONDS` 30 →
+    `RETRY_INTERVAL_SECONDS` 30); nor a step's env equal to the default of the script it
+    runs (`${X:-30}`), or a first time limit handed to a script the step newly calls in
+    place of code that had none; nor values of a script the PR rewrites whole (three
+    quarters of its code replaced: a new mechanism's, not retunes). An old value that was
+    only a variable is read as the default the file gives it, and unknown (a repository
+    variable) is not asked about. Catalog
     entries (a model or case with its server arguments, in a benchmark/accuracy JSON or
     YAML, a workflow's inline table or a Python table keyed by model) are compared
     within the same entry, so reordered entries are not paired `TP8 → TP4`, and an
@@ -182,7 +187,7 @@ class KnobRationale(Rule):
                       if loosening_reported(ctx.config) else None)
         moved = MovedSettings(ctx.snapshot, union)
         introduced = introduced_names(ctx.snapshot)
-        followups = Followups(ctx.snapshot)
+        followups = Followups(ctx.snapshot, union)
         asks: list[tuple[ChangedFile, list[Change]]] = []
         for changed in ctx.files():
             if changed.status in ("added", "copied") or renamed_into_another_test(

@@ -4,29 +4,33 @@ Each reading has its module: optional-override plumbing (`plumbing`), catalog en
 compared entry by entry and catalogs that are the PR's subject (`catalogs`), context
 lengths of a long-context PR (`context`), variables of a harness the PR adds
 (`newfeature`), arguments of a call added whole (`newcalls`), parameters, variables
-and repeated values of new code (`newcode`), and parallelism aliases and runner-size
-follow-ups (`aliases`).
+and repeated values of new code (`newcode`), parallelism aliases and runner-size
+follow-ups (`aliases`), knobs renamed and scripts rewritten whole (`rewrites`), and
+values a workflow step hands to the script it runs (`handover`).
 """
 
 from __future__ import annotations
 
 from bot.core.snapshot import ChangedFile, Hunk, PullRequestSnapshot
-from rules.analysis.knobs import Change
+from rules.analysis.knobs import Change, KnobFilter
 from rules.knob_rationale.aliases import placements, renamed_alias, topology_follow_up
 from rules.knob_rationale.branches import in_new_branch
 from rules.knob_rationale.catalogs import in_catalog, recipe_update, repaired
 from rules.knob_rationale.context import context_subject, raises_context
+from rules.knob_rationale.handover import handed_to_script
 from rules.knob_rationale.newcalls import new_call_lines
 from rules.knob_rationale.newcode import new_parameter, read_by_new_code, repeats_siblings
 from rules.knob_rationale.newfeature import feeds_new_harness, new_file_reads
 from rules.knob_rationale.plumbing import forwarded_only, with_known_old
+from rules.knob_rationale.rewrites import renamed_knob, rewritten
 
 
 class Followups:
     """What the PR as a whole tells about its knob changes (computed once)."""
 
-    def __init__(self, snapshot: PullRequestSnapshot) -> None:
+    def __init__(self, snapshot: PullRequestSnapshot, wanted: KnobFilter) -> None:
         self._snapshot = snapshot
+        self._wanted = wanted  # the knob rules' shared filter (renamed knobs' old names)
         self._recipe: bool | None = None
         self._reads: frozenset[str] | None = None
         self._placed: dict[str, set[int]] | None = None
@@ -61,6 +65,8 @@ class Followups:
         or None when it is no retune."""
         if forwarded_only(changed, change):
             return None  # plumbing: a default run uses no new value
+        if rewritten(changed):
+            return None  # a new implementation: its values are not the old code's retuned
         known = with_known_old(changed, change)
         if known is None:
             return None  # the old value was a variable whose value is not in this diff
@@ -87,6 +93,10 @@ class Followups:
             if renamed_alias(changed, hunk, found) or topology_follow_up(
                     changed, found, self.placed):
                 return None  # same value under another name, or the new runner's size
+            if renamed_knob(changed, hunk, found, self._wanted):
+                return None  # a variable renamed, its value kept
+            if handed_to_script(self._snapshot, changed, found):
+                return None  # the script's own default, or a first limit for its call
         return found
 
 

@@ -78,7 +78,8 @@ class ThresholdLoosening(Rule):
     Flags
     -----
     A gate or floor lowered (`*threshold`, `min_throughput`, expected scores, lm-eval
-    `metrics: value`, `assert acc > 0.8` / `assertGreater(acc, 0.8)`), a ceiling raised,
+    `metrics: value`, `assert acc > 0.8` / `assertGreater(acc, 0.8)`, perf floors such as
+    `min_speedup`, `min_tokens_per_sec`; not a shape's `min_tokens`), a ceiling raised,
     a tolerance raised or added to an existing check, a timeout or max-wait raised, a
     sample count cut:
     ```yaml

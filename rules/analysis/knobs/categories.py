@@ -27,6 +27,14 @@ GATES: tuple[str, ...] = (
     "max-*error*", "max-*-err", "max-*diff*", "max-*delta*", "max-*-drop",
     "max-*regression*", "max-*latency*", "max-*ttft*", "max-*tpot*",
     "*pass-rate*", "*success-rate*",
+    # Performance floors: a minimum speedup or rate (`min_speedup=1.1`,
+    # `min_tokens_per_sec`, `min_output_tps`). Only `min`/`minimum`/`expected` joined to a
+    # performance word: most `min_*` knobs bound a shape (`min_tokens`, `min_p`), not a
+    # result. Rates are "per second", not bare counts.
+    "min-*speedup*", "minimum-*speedup*", "*-min-speedup*", "expected-*speedup*",
+    "min-*-per-s", "min-*-per-sec*", "min-*-per-second*", "minimum-*-per-s",
+    "minimum-*-per-sec*", "minimum-*-per-second*", "min-*tps", "min-*qps",
+    "min-*goodput*", "min-*tflops*", "min-*mfu*", "min-*bandwidth*",
 )
 TOLERANCES: tuple[str, ...] = (
     "rtol", "atol", "*-rtol", "*-atol", "rel-tol", "abs-tol", "*tolerance*",
