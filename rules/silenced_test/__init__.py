@@ -190,12 +190,13 @@ class SilencedTest(Rule):
     skip or xfail on a test the PR adds — in a file it adds, a test function or class
     the base does not define, a new `pytest.param(..., marks=…)` case — silences
     nothing, whatever its reason: nothing that ran before stops running. A test moved
-    in from a file the PR removes it from, or renamed in place, existed; a skip added to
-    an existing test's body fires even when its condition names only a value the PR adds
-    to its parametrization (the condition is not evaluated); reruns on a new test still
-    fire (its flakiness stays hidden). A new step that starts out soft-failing is flagged
-    only when its reason says it fails and not that it is optional on purpose (a new
-    job's `continue-on-error: true  # non-blocking on parse failure`: advisory).
+    in from a file the PR removes it from, or renamed in place, is not new; a skip added
+    to an existing test's body fires even when its condition names only a value the PR
+    adds to its parametrization (the condition is not evaluated); reruns on a new test
+    still fire (its flakiness stays hidden). A skip on an existing test whose `def` line
+    the PR rewrites, a new test-list entry, or a new step that starts out soft-failing is
+    flagged only when its reason says it fails and not that it is optional on purpose (a
+    new job's `continue-on-error: true  # non-blocking on parse failure`: advisory).
 
     Capability gates (`skipif(not torch.cuda.is_available())`, `skip_if_rocm("not
     supported")`, a repository's own `@require_fp16` / `@requires_deepspeed` /

@@ -3,7 +3,7 @@
 A skip or xfail silences a test that used to run and gate CI. In a file the PR adds, or
 on a test function or class the base does not define, nothing that ran before stops
 running: the PR adds a test with some of its cases (or platforms) off, whatever the
-reason says. A test existed at the base when
+reason says. A skip on any other test is judged as it always was. A test is not new when
 
 - the base text of its file defines its name (any `def`/`class` of that name: a second
   test of the same name elsewhere in the file is taken for it, to keep firing);
@@ -11,7 +11,7 @@ reason says. A test existed at the base when
   or a file re-created under another name that git did not pair as a rename);
 - its `def` line replaces a removed `def`/`class` line of its hunk (a renamed test);
 - or, without the base text, the patch shows its `def` line as context, or does not
-  show it at all (the rule then cannot tell, and keeps firing).
+  show it at all (the rule then cannot tell).
 
 A whole-module marker (`pytestmark = pytest.mark.skip`) in an added file is new unless
 the file defines a test the PR removes elsewhere. A skip inside the body of an existing

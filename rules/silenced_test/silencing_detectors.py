@@ -150,7 +150,8 @@ def _marker_hit(view: SilencingView, n: int, text: str, kind: str) -> Iterator[H
     elif "pytest.param(" in text or "marks=" in text:
         if not rerun and added_case(view, n, text):
             return  # a case the PR adds, never run: nothing that ran stops running
-        target, where = (stripped[:60], 0), f" on `{stripped[:60]}`"
+        target, where = (stripped[:60], 0 if view.counterpart(n, text) else n), \
+            f" on `{stripped[:60]}`"
     elif stripped.startswith("@"):
         tested = True
         for m in range(n + 1, n + 40):
@@ -174,10 +175,10 @@ def _marker_hit(view: SilencingView, n: int, text: str, kind: str) -> Iterator[H
         return  # retries around helpers (downloads, servers) are not test reruns
     end = target[1] - 1 if target and target[1] > n else n
     new = view.changed.status == "added" or bool(target and target[1] in view.added)
-    if tested and not (rerun or widen):  # reruns hide a new test's flakiness from now on
-        if added_test(view, target, view.removed_defs):
-            return  # a test the PR adds: nothing that ran before stops running
-        new = False  # the test ran at the base: any skip added to it silences it
+    # A test the PR adds: nothing that ran before stops running (reruns hide a new test's
+    # flakiness from now on, so they stay). Others are judged as before.
+    if tested and not (rerun or widen) and added_test(view, target, view.removed_defs):
+        return
     span = " ".join(view.get(m) or "" for m in range(n - 1, max(end, n + 1) + 1))
     if new and not (forced or widen) and not SILENCE_REASON_RE.search(span):
         return  # a capability gate on a new test ("requires CUDA"), not a silenced failure
