@@ -12,8 +12,9 @@ from bot.core.snapshot import ChangedFile
 from rules.analysis.lines import known_lines
 from rules.analysis.literals import any_of
 from rules.base import Rule, RuleContext
-from rules.parallel_state_patch.advice import advice, is_subject
+from rules.parallel_state_patch.advice import GENERIC_HINT, advice, is_subject
 from rules.parallel_state_patch.detect import Patch, aliases, detect, statements
+from rules.parallel_state_patch.idiom import ModulesUnderTest, repository_idiom, scoped
 from rules.parallel_state_patch.scope import Override, overrides, redundant_with, sibling_idiom
 
 _TRIGGERS = ("parallel_state", "get_parallel", "_group", "Mock", "SimpleNamespace",
@@ -67,6 +68,15 @@ class ParallelStatePatch(Rule):
     itself (`test_parallel_state.py` patching that module's globals and the accessors it
     calls) is not flagged: those are its subject. Repeated patches of one name in a file
     are one finding that lists the lines.
+
+    Where the repository shows no public override to recommend, a unit test that fakes a
+    group accessor with a patch undone after the test (`@patch("pkg.mod.get_tp_group")`,
+    `with patch(...)`, `monkeypatch.setattr`, `mocker.patch`) is not flagged when it fakes
+    the accessor in the namespace of the module the test imports and that module calls it
+    (the fake is the group the code reads), or when at least two base-revision unit tests
+    near it fake that accessor with scoped patches too (the repository's idiom; see
+    `idiom.py`). An assignment, a patch started by hand (`.start()`), a private global,
+    or a patch a setUp override already makes redundant is flagged as before.
     """
 
     id = "parallel-state-patch"
@@ -87,6 +97,8 @@ class ParallelStatePatch(Rule):
             if not hits:
                 continue
             hint = configured or advice(ctx.snapshot, changed.path, lines)
+            if hint == GENERIC_HINT:  # no public override to recommend instead
+                hits = _not_idiom(ctx, changed, lines, hits)
             yield from self._findings(changed, hits, hint)
 
     def _findings(self, changed: ChangedFile, hits: list[_Hit], hint: str) -> Iterator[Finding]:
@@ -121,6 +133,21 @@ class ParallelStatePatch(Rule):
             message = f"{what}. {hint}"
         key = re.sub(r"\s+", " ", first.statement)[:300]
         return self.finding(message, file=changed, line=first.line, key=key)
+
+
+def _not_idiom(ctx: RuleContext, changed: ChangedFile, lines: Mapping[int, str],
+               hits: list[_Hit]) -> list[_Hit]:
+    """Drop scoped fakes of an accessor that is the code under test's own dependency, or
+    that the unit tests around this one fake the same way (`idiom.py`); a redundant
+    patch (an override already applies) is kept."""
+    modules = ModulesUnderTest(ctx.snapshot, lines)
+    candidates = [hit for hit in hits if hit.patch.accessor and hit.redundant is None
+                  and scoped(hit.statement)]
+    own = [hit for hit in candidates if modules.reads(hit.statement, hit.patch.target)]
+    rest = {hit.patch.target for hit in candidates if hit not in own}
+    common = repository_idiom(ctx.snapshot, changed, rest) if rest else frozenset()
+    return [hit for hit in hits if hit not in candidates or
+            (hit not in own and hit.patch.target not in common)]
 
 
 def _hits(changed: ChangedFile, lines: Mapping[int, str]) -> Iterator[_Hit]:

@@ -16,6 +16,7 @@ from rules.analysis.yamlscan import is_yaml
 from rules.base import Rule, RuleContext
 from rules.silenced_test.accounted import accounted, reverts
 from rules.silenced_test.backends import new_backends
+from rules.silenced_test.base_tests import defined_names
 from rules.silenced_test.commented import commented_hit
 from rules.silenced_test.go_tests import go_hits
 from rules.silenced_test.line_structure import SilencingView, has_any_hint
@@ -186,10 +187,16 @@ class SilencedTest(Rule):
     Re-enabling a test is never flagged, nor is a revert that names the change it undoes
     (`Revert "Add ci test for X"` with `Reverts org/repo#967` or `This reverts commit
     <sha>`): what it removes, that change added; the reverted PR is the reference. A
-    skip on a brand-new test, or a new step that starts out soft-failing, is flagged only
-    when its reason says it fails (a capability gate such as "requires CUDA" is fine) and
-    not that it is optional on purpose (a new job's `continue-on-error: true  #
-    non-blocking on parse failure`: advisory).
+    skip or xfail on a test the PR adds — in a file it adds, a test function or class
+    the base does not define, a new `pytest.param(..., marks=…)` case — silences
+    nothing, whatever its reason: nothing that ran before stops running. A test moved
+    in from a file the PR removes it from, or renamed in place, is not new; a skip added
+    to an existing test's body fires even when its condition names only a value the PR
+    adds to its parametrization (the condition is not evaluated); reruns on a new test
+    still fire (its flakiness stays hidden). A skip on an existing test whose `def` line
+    the PR rewrites, a new test-list entry, or a new step that starts out soft-failing is
+    flagged only when its reason says it fails and not that it is optional on purpose (a
+    new job's `continue-on-error: true  # non-blocking on parse failure`: advisory).
 
     Capability gates (`skipif(not torch.cuda.is_available())`, `skip_if_rocm("not
     supported")`, a repository's own `@require_fp16` / `@requires_deepspeed` /
@@ -240,6 +247,7 @@ class SilencedTest(Rule):
         pr_text = f"{ctx.snapshot.title}\n{ctx.snapshot.body}"
         failing = says_failing(ctx.snapshot.title, ctx.snapshot.body, SILENCE_REASON_RE)
         moved: Counter[str] | None = None
+        removed_defs: frozenset[str] = frozenset()
         surfaces = ctx.option("surfaces")
         # Go tests live beside the code they test, outside the test directories.
         go_tests = [f for f in ctx.snapshot.files if f.path.endswith("_test.go") and
@@ -260,10 +268,11 @@ class SilencedTest(Rule):
             if moved is None and hinted:  # built on need: most PRs have no file with a hint
                 moved = Counter(ln.text.strip() for f in ctx.snapshot.files
                                 for ln in f.removed_lines)
+                removed_defs = defined_names(moved)  # tests the PR moves or rewrites
             if backends is None and hinted:
                 backends = new_backends(ctx.snapshot.title, ctx.snapshot.files)
             view = SilencingView(changed, known, lowered, moved or Counter(), failing,
-                                 backends or frozenset(), ctx.snapshot.repo_view)
+                                 backends or frozenset(), ctx.snapshot.repo_view, removed_defs)
             hits: list[Hit] = list(_hits(view)) if hinted else []
             if removes:
                 adds = adds or PullRequestAdds(ctx.snapshot.files, ctx.snapshot.repo_view,

@@ -14,8 +14,8 @@ from rules.silenced_test.silencing_detectors import (
     NOT_RUN,
     SILENCE_REASON_RE,
     Hit,
-    skip_name,
 )
+from rules.silenced_test.skip_names import skip_name
 from rules.silenced_test.test_commands import command, dropped_invocation, silenced_targets
 
 _COMMENTED_TEST_RE = re.compile(

@@ -175,8 +175,10 @@ class SilencingView(KnownLines):
 
     def __init__(self, changed: ChangedFile, known: str, lowered: str, moved: Counter[str],
                  failing: PrFailing, backends: frozenset[str] = frozenset(),
-                 repo: RepoView | None = None) -> None:
+                 repo: RepoView | None = None, removed_defs: frozenset[str] = frozenset()
+                 ) -> None:
         super().__init__(changed)
+        self.removed_defs = removed_defs  # what the PR's removed lines define: moved tests
         self.repo = repo  # the base checkout, when known: its pytest config
         self.moved = moved  # removed lines of the whole PR: a line added back was moved
         self.failing = failing  # where the PR says it silences tests because they fail

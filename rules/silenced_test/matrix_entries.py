@@ -17,7 +17,8 @@ from rules.analysis.prtext.markdown import clean
 from rules.silenced_test.line_structure import YAML_KEY_RE, SilencingView
 from rules.silenced_test.pr_failing import PrFailing
 from rules.silenced_test.removals import PullRequestAdds, head_line_after
-from rules.silenced_test.silencing_detectors import NOT_RUN, Hit, skip_name
+from rules.silenced_test.silencing_detectors import NOT_RUN, Hit
+from rules.silenced_test.skip_names import skip_name
 
 # Taking a test out: removed, disabled, dropped, taken (or put) offline.
 _TAKEN_OUT_RE = re.compile(

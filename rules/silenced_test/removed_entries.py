@@ -12,7 +12,7 @@ from bot.core.repo_view import RepoView, defines
 from bot.core.snapshot import ChangedFile, Hunk
 from rules.analysis.lines import indent_width, sides
 from rules.silenced_test.line_structure import YAML_KEY_RE
-from rules.silenced_test.silencing_detectors import skip_name
+from rules.silenced_test.skip_names import skip_name
 
 # `- script: L2_x`, `- test: x`, `- tests/x/test_y.py`, `- run_x_test` (one word).
 YAML_ITEM_RE = re.compile(

@@ -14,9 +14,11 @@ from itertools import islice
 
 from rules.analysis.lines import code_part, indent_width
 from rules.silenced_test.backends import platforms_named
+from rules.silenced_test.base_tests import added_case, added_test
 from rules.silenced_test.gates import call_text, kept_gate, unconditional, widened, zero_reruns
 from rules.silenced_test.kept_markers import not_a_silencing
 from rules.silenced_test.line_structure import ARG_HINTS, IGNORE_ARG_RE, YAML_KEY_RE, SilencingView
+from rules.silenced_test.skip_names import skip_name
 from rules.silenced_test.steps import in_env, silences_a_test_step, test_entry
 from rules.silenced_test.test_lists import test_list_entry
 
@@ -34,7 +36,8 @@ _MARKER_RE = re.compile(
 _DEF_RE = re.compile(r"^\s*(?:async\s+)?def\s+(\w+)|^\s*class\s+(\w+)")
 # Calls that define a test or CI suite entry: `disabled=…` on them turns the test off.
 _REGISTER_RE = re.compile(r"\bregister_\w+_ci\b|\b\w*(?:Test|test|Suite|suite)\w*(?=\s*\()")
-# Words that make a skip on a brand-new test a silenced failure, not a capability gate.
+# Words that make a skip a silenced failure, not a capability gate (also on a new test-list
+# entry, whose test may have run elsewhere).
 SILENCE_REASON_RE = re.compile(
     r"flak\w*|\bfail\w*|broken|\bbreak\w*|\bhang\w*|time[ds]? ?out|\boom\b|out of memory|"
     r"crash\w*|segfault|todo|fixme|temporar\w*|investigat\w*|unstable|intermittent\w*|"
@@ -45,10 +48,6 @@ SILENCE_REASON_RE = re.compile(
     re.I,
 )
 ENTRY_RE = re.compile(r"^(?:pytest\.param\(|[(\"'\[{])")
-_CAMEL_RE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
-_SKIP_TOKENS = frozenset({"skip", "skips", "skipped", "skiplist", "exclude", "excludes",
-                          "excluded", "disabled", "quarantine", "quarantined", "blocklist",
-                          "denylist", "blacklist", "xfail", "xfails", "flaky"})
 _PY_ASSIGN_RE = re.compile(r"^\s*(?P<name>[A-Za-z_][\w.]*)\s*(?::[^=\n]*)?\+?=\s*(?P<rest>.*)$")
 _OPENS_RE = re.compile(r"(?:[\w.]+\()?[\[({]")
 _PY_GROW_RE = re.compile(r"\b(?P<name>[A-Za-z_]\w*)\.(?:append|add|extend|insert|update)\(")
@@ -75,31 +74,6 @@ class Hit:
     medium: bool = False  # a heuristic call: summary only, no inline comment
     alone: bool = False  # a finding of its own even inside a commented-out block
     first: int = 0  # first line of a commented-out block
-
-
-# What an exclusion list holds when it is not tests: model layers (`exclude_modules`,
-# `ignore_layers` of a quantization config), weights, download patterns.
-_OBJECT_TOKENS = frozenset({"module", "modules", "layer", "layers", "param", "params",
-                            "parameters", "weight", "weights", "tensor", "tensors", "keys",
-                            "ops", "patterns", "tokens", "dims", "columns", "fields"})
-_TESTISH_TOKENS = frozenset({"test", "tests", "case", "cases", "suite", "suites", "model",
-                             "models"})
-
-
-def skip_name(name: str) -> bool:
-    """`SKIPPED_MODELS`, `disabled_tests`, `collect_ignore`, `skipTests`, `exclude`...
-    but not `exclude_modules` / `ignore_layers` (model parts, not tests) nor an
-    environment-style flag such as `VLLM_SKIP_P2P_CHECK` that merely contains SKIP."""
-    last = name.rsplit(".", 1)[-1]
-    base = _CAMEL_RE.sub("_", last).lower().replace("-", "_")
-    tokens = set(base.split("_"))
-    if tokens & _OBJECT_TOKENS and not tokens & _TESTISH_TOKENS:
-        return False
-    if last.isupper() and len(tokens) > 1 and not tokens & _TESTISH_TOKENS and \
-            not base.startswith(("skip_", "skipped_", "disabled_", "exclude")):
-        return False  # `VLLM_SKIP_P2P_CHECK`: a feature flag, not a list of tests
-    return bool(tokens & _SKIP_TOKENS) or base.startswith(("collect_ignore", "known_fail")) or (
-        bool(tokens & {"test", "tests"}) and bool(tokens & {"ignore", "ignored", "disable"}))
 
 
 def _strings(text: str) -> list[str]:
@@ -158,7 +132,7 @@ def _marker_hit(view: SilencingView, n: int, text: str, kind: str) -> Iterator[H
     if not (rerun or forced or widen) and kept_gate(view, n, call, SILENCE_REASON_RE):
         return  # names what the test needs: runs wherever it can
     target: tuple[str, int] | None = None  # (name, line) of what the marker silences
-    where = ""
+    where, tested = "", False  # tested: on a test function, class or module (not an entry)
     if kind in ("disabled", "skip"):
         register = next((c for t in [text, *(t for _, t in islice(view.back(n), 6))]
                          if (c := _REGISTER_RE.search(t))), None)
@@ -174,9 +148,12 @@ def _marker_hit(view: SilencingView, n: int, text: str, kind: str) -> Iterator[H
                    view.changed.path.rsplit("/", 1)[-1].removesuffix(".py")), 0)
         where = f" on `{target[0]}`" if entry is not None else ""
     elif "pytest.param(" in text or "marks=" in text:
+        if not rerun and added_case(view, n, text):
+            return  # a case the PR adds, never run: nothing that ran stops running
         target, where = (stripped[:60], 0 if view.counterpart(n, text) else n), \
             f" on `{stripped[:60]}`"
     elif stripped.startswith("@"):
+        tested = True
         for m in range(n + 1, n + 40):
             line = view.get(m)
             if line is None:
@@ -185,8 +162,9 @@ def _marker_hit(view: SilencingView, n: int, text: str, kind: str) -> Iterator[H
                 target, where = (match.group(1) or match.group(2), m), " on "
                 break
     elif stripped.startswith("pytestmark"):
-        where = " for the whole module"
+        tested, where = True, " for the whole module"
     else:
+        tested = True
         for m, line in view.back(n):
             if (match := _DEF_RE.match(line)) and indent_width(line) < indent_width(text):
                 target, where = (match.group(1) or match.group(2), m), " in "
@@ -197,6 +175,10 @@ def _marker_hit(view: SilencingView, n: int, text: str, kind: str) -> Iterator[H
         return  # retries around helpers (downloads, servers) are not test reruns
     end = target[1] - 1 if target and target[1] > n else n
     new = view.changed.status == "added" or bool(target and target[1] in view.added)
+    # A test the PR adds: nothing that ran before stops running (reruns hide a new test's
+    # flakiness from now on, so they stay). Others are judged as before.
+    if tested and not (rerun or widen) and added_test(view, target, view.removed_defs):
+        return
     span = " ".join(view.get(m) or "" for m in range(n - 1, max(end, n + 1) + 1))
     if new and not (forced or widen) and not SILENCE_REASON_RE.search(span):
         return  # a capability gate on a new test ("requires CUDA"), not a silenced failure
