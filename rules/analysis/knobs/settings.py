@@ -53,6 +53,7 @@ class Setting(NamedTuple):
     pos: int = 0  # position of the value line in its side of the hunk
     indent: int = 0  # of the value line: a job-level and a step-level key differ
     target: str = ""  # an assignment's target as written (`cfg.tp`, `cfg['x']['tp']`)
+    entry: tuple[str, str] = ("", "")  # the data-config entry holding it (`entry_keys`)
 
     @property
     def shown(self) -> str:

@@ -1,0 +1,72 @@
+"""A workload switch: the entry holding a knob now runs another dataset.
+
+A benchmark case names its data (`dataset_path: GSM8K-in3500-bs2800`) beside its prompt
+count, batch size and gates. When a PR points the case at another dataset
+(`GSM8K_prefix90_in131072_bs1000`, a 128k-input set), its `num_prompts: 392 → 8` and
+`batch_size: 98 → 2` are set for the new workload, not fewer samples of the same: as
+for a config moved to another model (`model_identity`), the old value is no baseline.
+
+Read from the YAML key paths of both sides: the dataset key must sit in the same
+mapping as the knob (the same case), on each side, and name another dataset (a dataset
+moved to another directory is the same one). A case whose dataset is unchanged, or
+unknown on a side, is no switch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from bot.core.snapshot import ChangedFile
+from rules.analysis.knobs.changes import Change
+from rules.analysis.knobs.namesake import named_by_entry
+from rules.analysis.memo import memoized
+from rules.analysis.yamlscan import YamlLine, base_view, is_yaml, scan, unquote, view
+
+_DATASET_KEYS = frozenset({"dataset", "dataset_path", "dataset_name", "dataset_id",
+                           "data_path", "data_file"})
+_NEAR = 40  # lines either side where a key of the same case is looked for
+
+
+@memoized
+def _base_lines(changed: ChangedFile) -> dict[int, YamlLine]:
+    """The base side scanned: the whole base text, else each hunk's base lines."""
+    whole = base_view(changed)
+    if whole is not None:
+        return whole
+    out: dict[int, YamlLine] = {}
+    for hunk in changed.hunks:
+        visible = [(line.old_no, line.text) for line in hunk.lines if line.old_no is not None]
+        out.update((line.number, line) for line in scan(visible, full=False,
+                                                        section=hunk.section))
+    return out
+
+
+def _dataset(lines: Mapping[int, YamlLine], at: int) -> str | None:
+    """The dataset named in the mapping holding line `at` (same enclosing keys)."""
+    own = lines.get(at)
+    if own is None or own.key is None:
+        return None
+    for n in range(at - _NEAR, at + _NEAR + 1):
+        line = lines.get(n)
+        if line is None or line.key is None or line.key.lower() not in _DATASET_KEYS:
+            continue
+        if line.path == own.path and line.anchors == own.anchors and line.indent == own.indent:
+            value = unquote(line.value).strip().rstrip("/")
+            return value.rsplit("/", 1)[-1].lower() or None
+    return None
+
+
+def workload_switched(changed: ChangedFile, change: Change) -> bool:
+    """Whether the case holding `change` runs another dataset than before."""
+    old, new = change.old, change.new
+    if old is None or new is None or not is_yaml(changed.path):
+        return False
+    before = _dataset(_base_lines(changed), old.line)
+    after = _dataset(view(changed).lines, new.line)
+    return before is not None and after is not None and before != after
+
+
+def follows_entry(changed: ChangedFile, change: Change) -> bool:
+    """Whether `change` follows what its entry now is: the value its own name says
+    (`namesake`), or one set for the case's new dataset."""
+    return named_by_entry(changed, change) or workload_switched(changed, change)
