@@ -14,7 +14,7 @@ from operator import itemgetter
 from typing import NamedTuple, cast
 
 from bot.core.snapshot import ChangedFile, Hunk, LineKind
-from rules.analysis.knobs.entry_keys import differ, entry_of
+from rules.analysis.knobs.entry_keys import differ
 from rules.analysis.knobs.names import KnobFilter
 from rules.analysis.knobs.settings import Setting, extract, holds_yaml_keys
 from rules.analysis.knobs.values import same_value
@@ -124,9 +124,6 @@ def _hunk_changes(hunk: Hunk, path: str, wanted: KnobFilter) -> list[Change]:
     # when a whole shard count goes away (shard-matrix reports `parallelism` removed).
     names = {s.name for s in head if s.changed} | _REMOVAL_MATTERS
     base = extract(old, wanted, yaml_keys=yaml_keys, python=python, only=names)
-    if yaml_keys:
-        head = [s._replace(entry=entry_of(new, s.pos)) if s.changed else s for s in head]
-        base = [s._replace(entry=entry_of(old, s.pos)) if s.changed else s for s in base]
     return pair(base, head)
 
 

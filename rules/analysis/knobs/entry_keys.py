@@ -6,7 +6,7 @@ A hunk of a YAML or JSON config may hold several entries setting the same knob: 
 models' entries were inserted where the old ones were. Pairing by name and order alone
 then reads "256 → 16" across two entries. An entry is known here by the key of the
 mapping holding the setting (`perf`) and by the identity keys among its siblings
-(`model_name`, `model_path`, `name`…, as `model_identity` reads a one-model file); two
+(`model_name`, `model_path`…, as `model_identity` reads a one-model file); two
 settings whose known entries differ are different knobs, never an old and a new value.
 
 Only the lines the hunk shows are read: a parent or sibling outside it is unknown, and
@@ -20,13 +20,16 @@ from collections.abc import Sequence
 
 from rules.analysis.lines import SideLine
 
-# The keys naming the entry they sit in (a case, a model of a catalog).
+# The keys naming the model an entry serves (a catalog's). A step's or case's `name` is
+# not one: workflow steps are renamed while restructured and keep their limits.
 _IDENTITY_RE = re.compile(
-    r"""^\s*(?:-\s+)?["']?(name|test_name|case_name|model|model_name|model_id|model_path"""
+    r"""^\s*(?:-\s+)?["']?(model|model_name|model_id|model_path"""
     r"""|model_name_or_path)["']?\s*:\s*["']?([^"'#,{}\[\]]{1,200}?)["']?\s*,?\s*(?:#.*)?$""")
 # A key opening a nested mapping or list (`perf:`, `"gsm8k": {`, `cases: [`).
 _OPENER_RE = re.compile(r"""^\s*(?:-\s+)?["']?([^"':#{}\[\]\s][^"':#{}\[\]]{0,120}?)["']?"""
                         r"""\s*:\s*[{\[]?\s*(?:#.*)?$""")
+_CHECKPOINT_KEYS = ("model_path", "model_name_or_path", "model_id", "model")
+_NUMBER_RE = re.compile(r"\d+(?:\.\d+)?")
 _MAX_WALK = 400
 
 Entry = tuple[str, str]  # (the key of the mapping holding it, its identity), "" unknown
@@ -60,13 +63,13 @@ def entry_of(side: Sequence[SideLine], pos: int) -> Entry:
     """The entry of the setting on side[pos] (its value line)."""
     own = side[pos][1]
     column = _column(own)
-    identity: list[str] = []
+    identity: dict[str, str] = {}
     parent = ""
 
     def sibling(text: str) -> None:
         match = _IDENTITY_RE.match(text[:400])
         if match and (value := _name(match.group(2))):
-            identity.append(f"{match.group(1)}={value}")
+            identity.setdefault(match.group(1), value)
 
     sibling(own)
     started = _item(own)  # the setting opens its list item: nothing above is in it
@@ -104,12 +107,23 @@ def entry_of(side: Sequence[SideLine], pos: int) -> Entry:
         sibling(text)
     # A top-level key is the file's own (a one-model config moved to another model is
     # `model_identity`'s case): only an entry nested in a collection has an identity.
-    return parent, ",".join(sorted(identity)) if column else ""
+    return parent, _checkpoint(identity) if column else ""
+
+
+def _checkpoint(identity: dict[str, str]) -> str:
+    """The checkpoint an entry serves; its display name only when it names none (an
+    entry renamed for its new parallelism, `… MTP TP8` → `… MTP TP4`, keeps its model)."""
+    for key in _CHECKPOINT_KEYS:
+        if key in identity:
+            return identity[key]
+    return identity.get("model_name", "")
 
 
 def _opener(text: str) -> str:
+    """The key a mapping is opened with, its numbers left out: an entry named by the
+    value it sets (`"… TP8": {` holding `--tensor-parallel-size 8`) is renamed with it."""
     match = _OPENER_RE.match(text[:400])
-    return match.group(1).strip() if match else ""
+    return _NUMBER_RE.sub("#", match.group(1).strip()) if match else ""
 
 
 def differ(old: Entry, new: Entry) -> bool:

@@ -9,11 +9,14 @@ for a config moved to another model (`model_identity`), the old value is no base
 Read from the YAML key paths of both sides: the dataset key must sit in the same
 mapping as the knob (the same case), on each side, and name another dataset (a dataset
 moved to another directory is the same one). A case whose dataset is unchanged, or
-unknown on a side, is no switch.
+unknown on a side, is no switch. The server a file starts serves its cases: when one of
+them switches dataset, the context and batching limits the file sets (`--max-model-len
+32768 → 133120`, `--max-num-seqs`) follow the new inputs too, wherever they sit.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from bot.core.snapshot import ChangedFile
@@ -25,6 +28,9 @@ from rules.analysis.yamlscan import YamlLine, base_view, is_yaml, scan, unquote,
 _DATASET_KEYS = frozenset({"dataset", "dataset_path", "dataset_name", "dataset_id",
                            "data_path", "data_file"})
 _NEAR = 40  # lines either side where a key of the same case is looked for
+# The serving limits sized by the inputs (normalized names): context and batching.
+_SERVING_RE = re.compile(r"(?:^|-)(?:max-model-len|max-seq-len\w*|max-num-seqs|"
+                         r"max-num-batched-tokens|context-len\w*|max-context\w*)$")
 
 
 @memoized
@@ -66,7 +72,34 @@ def workload_switched(changed: ChangedFile, change: Change) -> bool:
     return before is not None and after is not None and before != after
 
 
+@memoized
+def _switches_dataset(changed: ChangedFile) -> bool:
+    """Whether a case of the file runs another dataset than before."""
+    if not is_yaml(changed.path):
+        return False
+    base, head = _base_lines(changed), view(changed).lines
+    before: dict[tuple[str, ...], str] = {}  # the removed datasets, by key path
+    for removed in changed.removed_lines:
+        old = base.get(removed.old_no or 0)
+        if old is not None and old.key is not None and old.key.lower() in _DATASET_KEYS:
+            value = _dataset(base, old.number)
+            if value is not None:
+                before.setdefault((*old.path, old.key), value)
+    for added in changed.added_lines if before else ():
+        line = head.get(added.new_no or 0)
+        if line is None or line.key is None:
+            continue
+        was = before.get((*line.path, line.key))
+        if was is not None and _dataset(head, line.number) not in (None, was):
+            return True
+    return False
+
+
 def follows_entry(changed: ChangedFile, change: Change) -> bool:
     """Whether `change` follows what its entry now is: the value its own name says
-    (`namesake`), or one set for the case's new dataset."""
-    return named_by_entry(changed, change) or workload_switched(changed, change)
+    (`namesake`), one set for the case's new dataset, or a serving limit of a file
+    whose case switched dataset."""
+    if named_by_entry(changed, change) or workload_switched(changed, change):
+        return True
+    return (change.old is not None and _SERVING_RE.search(change.setting.name) is not None
+            and _switches_dataset(changed))
