@@ -13,11 +13,11 @@ from rules.analysis.knobs import (
     KnobFilter,
     MovedSettings,
     configured_categories,
+    follows_entry,
     hunk_changes,
     knob_filter,
     loosening,
     loosening_reported,
-    named_by_entry,
     new_configuration,
     new_unit_lines,
     scaffolding,
@@ -273,8 +273,8 @@ class KnobRationale(Rule):
                     continue  # threshold-loosening warns about it, with the same question
                 if stricter(change, categories) or new_platform_limit(changed.path, change):
                     continue  # a shorter limit, a stricter gate, a first limit: fail loudly
-                if restored_by_removed_note(hunk, change) or named_by_entry(changed, change):
-                    continue  # as the removed FIXME or the case's own name says it is
+                if restored_by_removed_note(hunk, change) or follows_entry(changed, change):
+                    continue  # as the removed FIXME, the case's name or new dataset says
                 kept.append(change)
             if kept:
                 per_hunk.append((hunk, kept))

@@ -12,10 +12,10 @@ from rules.analysis.knobs import (
     Description,
     configured_categories,
     fixes_limit_failure,
+    follows_entry,
     holds_yaml_keys,
     hunk_changes,
     loosening,
-    named_by_entry,
     new_unit_lines,
     normalize,
     number,
@@ -38,7 +38,7 @@ from rules.threshold_loosening.hunk_lines import (
     tolerance_on_existing_check,
 )
 from rules.threshold_loosening.items import same_item, same_job
-from rules.threshold_loosening.margins import margin_change
+from rules.threshold_loosening.margins import lowered_baselines, margin_change
 from rules.threshold_loosening.messages import NOUNS, Loose, cut, describe_loosening, repeat_key
 from rules.threshold_loosening.odd_values import odd_value
 from rules.threshold_loosening.reasons import description_reason, reason_comment
@@ -87,38 +87,37 @@ class ThresholdLoosening(Rule):
     num_questions: 200         # was 1319
     ```
 
-    Also: gates named by what they bound (`baseline_*`, `minimum_accuracy`, ceilings
-    such as `max_abs_error` where raising loosens), a `threshold` that is an allowed
-    margin around its sibling `baseline` (`baseline: 95`, `threshold: 5 → 10`: at most
-    half the baseline, and not a fraction beside a baseline of 1 or more, which is a
-    ratio), settings inside JSON strings and env vars, fewer `repeats`, a gate deleted
-    (a config key or an `assert acc >= 0.6`), a gate added to an existing entry below
-    the code's default, a two-sided `abs(x - ref) < tol` made one-sided, a `round()`
-    added before a comparison, a value no longer a number (medium confidence), eval
-    entries removed (what stops running: a step, not a stage header merged away; a
-    case's gate set it no longer merges in, `benchmarks:` / `<<: *benchmarks_perf1`).
+    Also: gates named by what they bound (`baseline_*`, `minimum_accuracy`, ceilings such as
+    `max_abs_error` where raising loosens), a `threshold` that is an allowed margin around
+    its sibling `baseline` (`baseline: 95`, `threshold: 5 → 10`: at most half the baseline,
+    and not a fraction beside a baseline of 1 or more, which is a ratio) or its `baseline`
+    lowered under it, settings inside JSON strings and env vars, fewer `repeats`, a gate
+    deleted (a key, an `assert acc >= 0.6`), a gate added to an existing entry below the
+    code's default, a two-sided `abs(x - ref) < tol` made one-sided, a `round()` added
+    before a comparison, a value no longer a number (medium), eval entries removed (what
+    stops running: a step, not a stage header merged away; a case's gate set it no longer
+    merges in, `benchmarks:` / `<<: *benchmarks_perf1`).
 
-    Tolerances moved into names (`allclose(out, ref, 1e-4, 1e-5)` → `assert_close(out,
-    ref, atol=ATOL, rtol=RTOL)`, `ATOL` set at module level, perhaps per device) are
-    compared with the literals of the calls they replaced, kind by kind. A condition
-    that selects the looser of two values widened (`if is_hpu_available():` → `if
-    is_hpu_available() or is_xpu_available():`, `== "xpu"` → `in ("xpu", "hpu")`) is a
-    loosening for what it newly admits. Slack added to a measured bound (`assert mem <=
-    before` → `<= before + 5`, `* 1.1`), and a whole assertion deleted from a test that
-    stays (medium confidence) are flagged too, and so is a count set below the old value
-    its own new comment records (`# Original repeats: AIME=32` over `AIME_N = 4`).
+    Tolerances moved into names (`allclose(out, ref, 1e-4, 1e-5)` → `assert_close(out, ref,
+    atol=ATOL, rtol=RTOL)`, `ATOL` set at module level) are compared with the literals of
+    the calls they replaced, kind by kind. A condition that selects the looser of two values
+    widened (`if is_hpu_available():` → `if is_hpu_available() or is_xpu_available():`, `==
+    "xpu"` → `in ("xpu", "hpu")`) is a loosening for what it newly admits. Slack added to a
+    measured bound (`assert mem <= before` → `<= before + 5`, `* 1.1`), and a whole
+    assertion deleted from a test that stays (medium) are flagged too, and so is a count set
+    below the old value its own comment records (`# Original repeats: AIME=32`, `AIME_N=4`).
 
     Tightening (a higher gate, a lower tolerance, a new or shorter timeout) is never
-    flagged, nor are values that can't be compared (expressions, variables), values of
-    different list entries (`- model: a` and `- model: b`) or of a config moved to
-    another model (`llama-8b.yaml` → `llama-70b.yaml`), gates of brand-new entries,
-    a dropped override whose code default is as strict, or keys the code documents as
-    warnings-only. A tolerance name equal to or tighter than the literals it replaced,
-    or looser only in a branch for a device the PR adds (a check the base never names),
-    is not a loosening; nor is an assertion rewritten, moved to another line of the PR,
-    or deleted together with the code it checked, nor a commented-out one enabled with
-    another bound (a gate added, not retuned), nor a value set to what its case's own name
-    says (`…-in64k-4-1` given 4 prompts, where sibling cases' names spell their loads).
+    flagged, nor are values that can't be compared (expressions), values of different list
+    entries (`- model: a` and `- model: b`) or of a config moved to another model
+    (`llama-8b.yaml` → `llama-70b.yaml`), gates of brand-new entries, a dropped override
+    whose code default is as strict, or keys the code documents as warnings-only. A
+    tolerance name equal to or tighter than the literals it replaced, or looser only in a
+    branch for a device the PR adds (a check the base never names), is not a loosening; nor
+    is an assertion rewritten, moved to another line of the PR, or deleted together with the
+    code it checked, nor a commented-out one enabled with another bound (a gate added, not
+    retuned), nor a value its case's own name sets (`…-in64k-4-1`: 4 prompts, as sibling
+    cases' names spell their loads) or its new dataset (a workload switch).
 
     Prefer
     ------
@@ -203,8 +202,8 @@ class ThresholdLoosening(Rule):
                             same_item(hunk, change.old, new)
                             and same_job(changed, change.old, new))):
                         continue  # values of two list items or jobs are not old → new
-                    if named_by_entry(changed, change):
-                        continue  # set to what the case's own name says: a copy fixed
+                    if follows_entry(changed, change):
+                        continue  # as the case's own name or its new dataset sets it
                     if kind in ("gate", "ceiling") and code.warnings_only(
                             changed.path, "metrics" if new.name == "metric-value"
                             else key_of(new)):
@@ -248,6 +247,7 @@ class ThresholdLoosening(Rule):
                     found.append(Loose("gate" if gate.lower else "ceiling",
                                         f"assert on {gate.subject}", old_gate.text, gate.text,
                                         gate.line, (gate.line,), gate.subject))
+                found.extend(lowered_baselines(changed, hunk))
             if found:
                 if evidence is None:
                     evidence = failure_evidence(description.text) is not None

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from bot.core.snapshot import ChangedFile
-from rules.analysis.knobs import Setting, number
+from bot.core.snapshot import ChangedFile, Hunk
+from rules.analysis.knobs import Setting, normalize, number
 from rules.analysis.memo import memoized
 from rules.analysis.yamlscan import YamlLine, base_view, is_yaml, scan, view
+from rules.threshold_loosening.messages import Loose
 
 _BASELINE_KEYS = frozenset({"baseline", "baseline_value", "baseline_score", "expected_value",
                             "reference_value"})
@@ -89,3 +90,51 @@ def margin_change(changed: ChangedFile, old: Setting, new: Setting
     if was and now and head is not None:
         return f"baseline: {head:g}", after > before
     return ("", False) if was != now else None
+
+
+_MARGIN_KEYS = ("threshold", "tolerance", "margin")
+
+
+def _margin(lines: Mapping[int, YamlLine], at: int) -> float | None:
+    """The numeric margin key (`threshold: 5`) of the mapping holding `baseline` line `at`."""
+    own = lines[at]
+    for n in range(at - _NEAR, at + _NEAR + 1):
+        line = lines.get(n)
+        if line is None or line.key is None or not line.key.lower().endswith(_MARGIN_KEYS):
+            continue
+        if line.path == own.path and line.anchors == own.anchors and line.indent == own.indent:
+            return number(line.value)
+    return None
+
+
+def lowered_baselines(changed: ChangedFile, hunk: Hunk) -> list[Loose]:
+    """`baseline: 90 → 87` beside an unchanged margin (`threshold: 5`): the band a
+    result must fall in moves down with it, so a lower score passes, as a floor
+    lowered (old, new, head line). Paired by key path: a baseline of another case is
+    none. A ratio beside a baseline (`threshold: 0.97`) is a performance case's, left to
+    the knob rules."""
+    if not is_yaml(changed.path):
+        return []
+    base, head = _base_view(changed), view(changed).lines
+    olds: dict[tuple[str, ...], YamlLine] = {}
+    for removed in hunk.removed:
+        line = base.get(removed.old_no or 0)
+        if line is not None and line.key is not None and line.key.lower() in _BASELINE_KEYS:
+            olds.setdefault((*line.path, line.key), line)
+    found: list[Loose] = []
+    for added in hunk.added if olds else ():
+        line = head.get(added.new_no or 0)
+        if line is None or line.key is None:
+            continue
+        old = olds.get((*line.path, line.key))
+        if old is None:
+            continue
+        before, after = number(old.value), number(line.value)
+        margin = _margin(head, line.number)
+        if before is None or after is None or margin is None or after >= before:
+            continue
+        if _margin(base, old.number) == margin and _is_margin(margin, before) and _is_margin(
+                margin, after):
+            found.append(Loose("gate", line.key, old.value, line.value, line.number,
+                               (line.number,), normalize(line.key)))
+    return found

@@ -136,8 +136,8 @@ def test_the_one_run_test_on_retuned_entries(
 def test_the_one_run_test_sees_pairs() -> None:
     # Guards the last test: knob pairs do come out of these lines.
     changed = _changed("tests/evals/gsm8k/configs/m.yaml",
-                       ["cases:", "  acc:", "    threshold: 0.9"],
-                       ["cases:", "  acc_x:", "    threshold: 0.8"], False)
+                       ["cases:", "  - name: acc", "    threshold: 0.9"],
+                       ["cases:", "  - name: acc_x", "    threshold: 0.8"], False)
     hunk = changed.hunks[0]
     found = hunk_changes(changed, hunk, shared_filter(Config()))
     assert any(c.old is not None and c.new is not None for c in found)

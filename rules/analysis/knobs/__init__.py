@@ -31,11 +31,13 @@ from rules.analysis.knobs.retunes import (
 )
 from rules.analysis.knobs.settings import Setting, extract, holds_yaml_keys
 from rules.analysis.knobs.values import number
+from rules.analysis.knobs.workloads import follows_entry
 
 __all__ = [
     "CATEGORY_OPTIONS", "RETUNE_REASONS", "SHARD_SIZE_KEYS", "Categories", "Change", "Description",
     "KnobFilter", "MovedSettings", "Setting", "adjacent_comment", "configured_categories",
-    "extract", "fixes_limit_failure", "holds_yaml_keys", "hunk_changes", "knob_filter",
+    "extract", "fixes_limit_failure", "follows_entry", "holds_yaml_keys", "hunk_changes",
+    "knob_filter",
     "last_line", "loosening", "loosening_reported", "named_by_entry", "new_configuration",
     "new_unit_lines", "normalize", "number", "readded", "scaffolding", "shared_filter",
     "split_across_owners", "tightening", "unwrapped", "value_lines",

@@ -1,7 +1,8 @@
 """Knob changes: the settings of one hunk paired old → new, and runs of brand-new units.
 
 Each setting on an added line is paired with the removed setting of the same name in
-the same hunk (by metric label, then by order, then by position).
+the same hunk (by metric label, then by order, then by position), never with one of
+another entry of a data config (`entry_keys`: another case, another catalog model).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from operator import itemgetter
 from typing import NamedTuple, cast
 
 from bot.core.snapshot import ChangedFile, Hunk, LineKind
+from rules.analysis.knobs.entry_keys import differ
 from rules.analysis.knobs.names import KnobFilter
 from rules.analysis.knobs.settings import Setting, extract, holds_yaml_keys
 from rules.analysis.knobs.values import same_value
@@ -79,15 +81,18 @@ def pair(old: Sequence[Setting], new: Sequence[Setting]) -> list[Change]:
         if len(old_ids) * len(new_ids) > _MAX_PAIRING * _MAX_PAIRING or (
             len(old_ids) == len(new_ids) and all(
                 olds[o].label == news[n].label and olds[o].indent == news[n].indent
+                and olds[o].entry == news[n].entry
                 for n, o in zip(new_ids, old_ids, strict=True))
         ):
-            match.update(zip(new_ids, old_ids, strict=False))  # the cheapest pairs anyway
+            match.update((n, o) for n, o in zip(new_ids, old_ids, strict=False)
+                         if not differ(olds[o].entry, news[n].entry))  # cheapest anyway
             continue
         costs = sorted(
             ((olds[o].label != news[n].label, olds[o].indent != news[n].indent,
               abs(rank - ordinal), abs(olds[o].pos - news[n].pos)), n, o)
             for ordinal, n in enumerate(new_ids)
             for rank, o in enumerate(old_ids)
+            if not differ(olds[o].entry, news[n].entry)
         )
         taken: set[int] = set()
         for _, n, o in costs:

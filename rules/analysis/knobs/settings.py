@@ -21,6 +21,7 @@ from itertools import accumulate
 from typing import NamedTuple
 
 from rules.analysis.knobs.assignments import assignments
+from rules.analysis.knobs.entry_keys import entry_of
 from rules.analysis.knobs.names import KnobFilter, named_words, normalize
 from rules.analysis.knobs.values import PENDING, flag_value, number, scan_value
 from rules.analysis.lines import MAX_LINE, SideLine, code_part, side_text
@@ -53,6 +54,7 @@ class Setting(NamedTuple):
     pos: int = 0  # position of the value line in its side of the hunk
     indent: int = 0  # of the value line: a job-level and a step-level key differ
     target: str = ""  # an assignment's target as written (`cfg.tp`, `cfg['x']['tp']`)
+    entry: tuple[str, str] = ("", "")  # the data-config entry holding it (`entry_keys`)
 
     @property
     def shown(self) -> str:
@@ -137,8 +139,10 @@ def extract(
             return
         seen.add((name, no))
         indent = len(side[i][1]) - len(side[i][1].lstrip())
+        # Only a changed setting is paired, and only a data config's entries are read.
+        entry = entry_of(side, i) if changed and yaml_keys else ("", "")
         out.append(Setting(name, raw, value[0], value[1], report, lines, changed, label, i,
-                           indent, target))
+                           indent, target, entry))
 
     texts, joined = side_text(side)
     named = named_words(joined, only) if only is not None else None
