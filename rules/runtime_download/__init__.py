@@ -66,7 +66,9 @@ class RuntimeDownload(Rule):
     `huggingface-cli download`, `torch.hub.load`, `git clone` of data, `pip download`)
     with no cache or offline setting in the same job or test. Not when the command
     itself tolerates the failure (`gsutil cp … || echo "Warning: …"`, `wget … || true`):
-    then the host's refusal cannot fail the job.
+    then the host's refusal cannot fail the job. Nor when it fetches a tool, not data: an
+    install script (`.sh`, `.bash`), a package or release binary, or a download run straight
+    into a shell (`curl … | bash`, `bash <(curl …/download-actionlint.bash)`).
 
     Prefer
     ------

@@ -22,11 +22,15 @@ _FIRST_ARG_RE = re.compile(r"\A\s*[rf]?[\"']([^\"']{1,200})[\"']")
 _LOCAL_BUILDERS = frozenset({"json", "csv", "parquet", "text", "arrow", "pandas",
                              "imagefolder", "audiofolder", "webdataset"})
 _LOCAL_HOSTS = ("localhost", "127.", "0.0.0.0", "[::1]", "host.docker.internal")
+# A tool or its installer is no test data (the rule's thesis is data from hosts that throttle
+# or move): a script (`.sh`, `.bash`), a package or a release binary, and any download run
+# straight into a shell (`curl … | bash`, `bash <(curl …)`: the fetched text is executed).
 _TOOLURL_RE = re.compile(
-    r"\.(?:sh|deb|rpm|whl|exe|msi|pkg|gpg|asc|key|pub)(?:$|[?#])|/releases/download/"
+    r"\.(?:sh|bash|deb|rpm|whl|exe|msi|pkg|gpg|asc|key|pub)(?:$|[?#])|/releases/download/"
     r"|//(?:api|uploads)\.github\.com|//hooks\.slack\.com|//get\.docker\.com", re.I)
 _NOT_A_FETCH_RE = re.compile(
     r"\|\s*(?:sudo\s+)?(?:ba|z)?sh\b|\|\s*python3?\b|\s-X\s*(?:POST|PUT|PATCH|DELETE)\b"
+    r"|(?<![\w-])(?:(?:ba|z)?sh|source|\.)\s+<\(\s*(?:curl|wget)\b"
     r"|\s--data(?:-\w+)?[\s=]|\s-d\s|\s--upload-file\s|\s-T\s|--request\s+(?:POST|PUT)")
 _MITIGATION_RE = re.compile(
     r"\b(?:HF_HUB_OFFLINE|TRANSFORMERS_OFFLINE|HF_DATASETS_OFFLINE)\b[\"']?\]?\s*[:=,]\s*[\"']?"

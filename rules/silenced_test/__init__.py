@@ -21,6 +21,7 @@ from rules.silenced_test.commented import commented_hit
 from rules.silenced_test.go_tests import go_hits
 from rules.silenced_test.line_structure import SilencingView, has_any_hint
 from rules.silenced_test.matrix_entries import matrix_entry_hits, says_taken_out
+from rules.silenced_test.owned import owned as _owned
 from rules.silenced_test.pr_failing import says_failing
 from rules.silenced_test.removal_findings import one_per_line
 from rules.silenced_test.removals import (
@@ -111,22 +112,6 @@ def _closed(view: SilencingView, block: Hit | None, alone: list[Hit], start: int
                           yaml)
 
 
-def _owned(view: SilencingView, hit: Hit, yaml: bool) -> Iterator[Hit]:
-    """Name the step or job; a brand-new step that starts out optional silences nothing."""
-    owner = view.owner(hit.line) if yaml else None
-    if owner is None:
-        yield hit
-        return
-    line = view.get(hit.line) or ""  # a reason may say optional on purpose: non-blocking
-    if (owner[1] in view.added or view.changed.status == "added") and \
-            (not SILENCE_REASON_RE.search(line) or _ADVISORY_RE.search(line)):
-        return
-    preposition = "to" if hit.verb == "added" else "in"
-    yield dataclasses.replace(hit, subject=hit.subject or owner[0],
-                              where=hit.where or f" {preposition} `{owner[0]}`")
-
-
-_ADVISORY_RE = re.compile(r"non-?blocking|advisory|informational|best[- ]effort", re.I)
 _MOVE_RE = re.compile(r"\b(?:mov(?:e|es|ed|ing)|migrat\w*|relocat\w*)\b", re.I)
 class SilencedTest(Rule):
     """A test or CI job made to stop failing instead of being fixed.
@@ -193,10 +178,12 @@ class SilencedTest(Rule):
     in from a file the PR removes it from, or renamed in place, is not new; a skip added
     to an existing test's body fires even when its condition names only a value the PR
     adds to its parametrization (the condition is not evaluated); reruns on a new test
-    still fire (its flakiness stays hidden). A skip on an existing test whose `def` line
-    the PR rewrites, a new test-list entry, or a new step that starts out soft-failing is
-    flagged only when its reason says it fails and not that it is optional on purpose (a
-    new job's `continue-on-error: true  # non-blocking on parse failure`: advisory).
+    still fire (its flakiness stays hidden). Likewise a soft-fail (`continue-on-error`,
+    `soft_fail`) on a job or step the PR adds, or in a workflow it adds, whatever its
+    reason ("continue even if some tests fail, we want the timing data"); one added to an
+    existing job fires. A skip on an existing test whose `def` line the PR rewrites, a
+    new test-list entry, or `if: false` on a new step is flagged only when its reason
+    says it fails and not that it is optional on purpose (`# non-blocking`: advisory).
 
     Capability gates (`skipif(not torch.cuda.is_available())`, `skip_if_rocm("not
     supported")`, a repository's own `@require_fp16` / `@requires_deepspeed` /

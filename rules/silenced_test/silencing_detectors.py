@@ -74,6 +74,7 @@ class Hit:
     medium: bool = False  # a heuristic call: summary only, no inline comment
     alone: bool = False  # a finding of its own even inside a commented-out block
     first: int = 0  # first line of a commented-out block
+    soft: bool = False  # a soft-fail (the step still runs, its failure no longer gates)
 
 
 def _strings(text: str) -> list[str]:
@@ -203,13 +204,13 @@ def yaml_hits(view: SilencingView, n: int, text: str) -> Iterator[Hit]:
         if norm == "continue_on_error" and _TRUE_RE.match(value) and \
                 silences_a_test_step(view, n):
             yield Hit(n, "`continue-on-error: true`", "so the job can " + _UNSEEN.format(
-                "workflow"))
+                "workflow"), soft=True)
         elif norm == "if" and _IF_FALSE_RE.match(value):
             yield Hit(n, "`if: false`", "so the job or step no longer runs at all")
         elif norm == "soft_fail" and not falsy:
             statuses = value or ", ".join(_following(view, n, "exit_status"))
             yield Hit(n, f"Buildkite `soft_fail: {statuses or 'true'}`",
-                       "so the step can " + _UNSEEN.format("build"))
+                       "so the step can " + _UNSEEN.format("build"), soft=True)
         elif norm == "automatic" and not falsy and _parent_name(view, n) in ("retry", None):
             detail = value or ", ".join(_following(view, n, "exit_status", "limit"))
             yield Hit(n, f"Buildkite automatic `retry` ({detail or 'any failure'})", _RERUN)
