@@ -133,10 +133,11 @@ class DedupNote(Rule):
     ("Remove the X workaround in the tests": cleanup once the bug is fixed), a bare
     `[CI]` tag whose only run link is the PR's own validation run ("have tested in
     <run>"), a description bullet fixing a scanner warning ("Fixes CodeQL warning …"), and
-    a failure the new behaviour reacts to ("adaptive cadence: 24h when failing", "retry
-    failed jobs", "upload logs on failure"): nothing is being fixed. A test fix stated in
-    the title ("Hardcoded env variables to fix spec decoding e2e tests") is one whatever
-    trailers its body holds (their e-mail addresses are not an e-mail report).
+    a failure the new behaviour reacts to or handles ("adaptive cadence: 24h when failing",
+    "retry failed jobs", "upload logs on failure", "Handle upload failures"): nothing is
+    being fixed. A test fix stated in the title ("Hardcoded env variables to fix spec
+    decoding e2e tests", "Fix A and B e2e test configurations") is one whatever trailers
+    its body holds (their e-mail addresses are not an e-mail report).
 
     Prefer
     ------

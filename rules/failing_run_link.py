@@ -65,13 +65,13 @@ class FailingRunLink(Rule):
     timeout for Nightly docker release": preventive; "Fix timeout in …" names one),
     a `fix(ci):` type naming improvements, a bare `[CI]` tag whose only run link is the PR's
     own validation run, a description bullet fixing a scanner warning ("Fixes CodeQL warning
-    …"), a failure the new behaviour reacts to ("adaptive cadence: 24h when failing", "retry
-    failed jobs", "upload logs on failure"), a diff that only deletes skip markers ("fix
-    skipped e2e test"), a failure analysis or report feature, a CI fix the description names
-    as a side effect of other work ("this also fixes the CI error"), or a fix to repository
-    automation alone (PR bots, slash-command and cherry-pick workflows, label and stale
-    managers); when such an automation fix names a failing test or build, the finding is
-    medium confidence.
+    …"), a failure the new behaviour reacts to or handles ("adaptive cadence: 24h when
+    failing", "retry failed jobs", "upload logs on failure", "Handle upload failures"), a
+    diff that only deletes skip markers ("fix skipped e2e test"), a failure analysis or
+    report feature, a CI fix the description names as a side effect of other work ("this
+    also fixes the CI error"), or a fix to repository automation alone (PR bots,
+    slash-command and cherry-pick workflows, label and stale managers); when such an
+    automation fix names a failing test or build, the finding is medium confidence.
 
     Prefer
     ------

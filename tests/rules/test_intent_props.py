@@ -277,6 +277,17 @@ CONDITIONS = (
     "upload the {s} logs on failure",
     "retry failed {s} jobs",
     "rerun the {s} tests on test failure",
+    "handle {s} upload failures and skip dependent matrix steps",
+    "tolerate transient {s} download errors",
+    "recover from {s} job failures",
+    "guard against {s} checkpoint load errors",
+)
+# A concrete breakage stays a fix, even under a handling verb.
+FIXED_FAILURES = (
+    "Fix {s} upload failures",
+    "handle {s} upload failures caused by the new bucket layout",
+    "handle the crash in the {s} e2e test",
+    "{s} upload fails since #123",
 )
 
 
@@ -288,6 +299,37 @@ def test_a_failure_the_change_reacts_to_is_not_a_fix(tag: str, name: str, templa
     assert ci_fix_phrase(title, "") is None, title
     # The failure before the condition is the one fixed: "test_x fails when run on A2".
     assert ci_fix_phrase(f"{tag}Fix {name} test failing when run on A2", "") is not None
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from(("[CI] ", "CI: ")), subject, st.sampled_from(FIXED_FAILURES))
+def test_a_failure_handled_that_names_a_breakage_is_a_fix(tag: str, name: str,
+                                                          template: str) -> None:
+    title = tag + template.format(s=name)
+    assert ci_fix_phrase(title, "") is not None, title
+
+
+# "Fix A and B e2e test configurations": one fix verb, coordinated objects sharing a head.
+COORDINATED = (
+    "Fix pipeline parallel and {s} e2e test configurations",
+    "Fix {s}, hybrid kvcache e2e tests",
+    "fix: {s} and pipeline parallel e2e test configs",
+)
+# A second clause with its own verb is other work; "with" adds, it does not coordinate.
+OTHER_WORK = (
+    "Fix {s} scheduling and add hybrid kvcache e2e tests",
+    "Fix {s} scheduler crash with new e2e tests",
+    "Fix {s} loading and test it on TPU",
+    "Fix {s} weights and updated e2e tests",
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(subject, st.sampled_from(COORDINATED), st.sampled_from(OTHER_WORK))
+def test_a_fix_of_coordinated_test_objects_is_a_ci_fix(name: str, fixed: str,
+                                                       other: str) -> None:
+    assert ci_fix_phrase(fixed.format(s=name), "Signed-off-by: a <a@x.com>") is not None
+    assert ci_fix_phrase(other.format(s=name), "") is None, other
 
 
 @settings(max_examples=200, deadline=None)

@@ -11,9 +11,10 @@ CI's suite; a run link alone, without a stated failure, is the PR's own validati
 a limit imposed ("Limit `MAX_JOBS`", "Add timeout for the nightly release") is preventive
 unless the text names what failed (a hang, a run that timed out, a stuck job).
 A fixed failure of a scanner, schedule or bot job is a red job; in a log or a report the
-failure is the content. A failure the new behaviour reacts to ("24h when failing", "retry
-failed jobs", "on failure") is a condition, not a failure fixed. Everything is linear in the
-text and the diff (titles capped, bodies through `prtext.markdown.clean`).
+failure is the content. A failure the new behaviour reacts to or handles ("24h when
+failing", "retry failed jobs", "on failure", "Handle upload failures") is a condition, not
+a failure fixed; "Fix A and B e2e test configurations" fixes both tests. Everything is
+linear in the text and the diff (titles capped, bodies through `prtext.markdown.clean`).
 """
 
 from rules.analysis.intent.body import ci_fix_phrase, described, squash_subjects, who_reads

@@ -17,6 +17,7 @@ from rules.analysis.intent.topics import infra_topic, meta_topic
 from rules.analysis.intent.words import (
     ADJUST_VERB_RE,
     CI_NOUN_RE,
+    CLAUSE_RE,
     FAILURE_RE,
     FIX_RE,
     GUARD_RE,
@@ -91,6 +92,31 @@ def _fixed_ci_failure(found: list[str], parts: list[list[str]]) -> bool:
     fixed = [p for p in parts if near(p, FIX_RE, FAILURE_RE)]
     return bool(fixed) and (any_word(found, _CI_WORD_RE)
                             or any(any_word(p, _UPSTREAM_RE) for p in fixed))
+
+
+# Where a second clause starts with a verb it is other work ("Fix X and add a test").
+_VERB_RE = re.compile(r"^(?:mak(?:e|es|ing)|set|sets|revert\w*|increas\w*|rais\w*|lower\w*|"
+                      r"reduc\w*|remov\w*|drop\w*|\w+ed|\w+ing)$")
+_COORDINATOR_RE = re.compile(r"^\s*(?:,|&|\+|\band\b)\s*$", re.I)
+
+
+def _shared_object(subject: str, lead: list[list[str]]) -> bool:
+    """A fix verb whose object is coordinated nouns split at "and" or a comma: "Fix
+    pipeline parallel and hybrid kvcache e2e test configurations" fixes both e2e test
+    configurations. Not when the second clause starts with a verb or a CI noun ("Fix
+    the scheduler and add a test", "fix X and test it"), nor across "with"."""
+    if len(lead) < 2 or not FIX_RE.match(lead[0][0]) or any_word(lead[0], CI_NOUN_RE):
+        return False
+    second = lead[1][0]
+    if any(rx.match(second) for rx in (ROUTINE_VERB_RE, FIX_RE, SILENCE_RE, REMOVE_RE,
+                                       REENABLE_RE, RETUNE_VERB_RE, GUARD_RE, CI_NOUN_RE,
+                                       _VERB_RE)):
+        return False
+    match = CLAUSE_RE.search(subject)
+    if match is None or _COORDINATOR_RE.match(match.group()) is None:
+        return False
+    first = words(subject[:match.start()])  # the first separator ends the first clause
+    return first in (lead[0], lead[0][1:])  # (`fix:` prepends its verb to the clause)
 
 
 @dataclass(frozen=True)
@@ -175,6 +201,8 @@ def judge_title(title: str, ci_diff: bool = False) -> Verdict:
     lead = [["fix", *parts[0]], *parts[1:]] if parsed.fix_type and parts else parts
     if len(lead) > 1 and len(lead[0]) == 1 and FIX_RE.match(lead[0][0]):
         lead = [lead[0] + lead[1], *lead[2:]]  # "Fix and refactor CI testing": one object
+    elif _shared_object(parsed.subject, lead):
+        lead = [lead[0] + lead[1], *lead[2:]]  # "Fix A and B e2e test configurations"
     topics = f"{parsed.tags}\n{parsed.subject}"
     main = found[0] if found else ""
     topic = meta_topic(topics)

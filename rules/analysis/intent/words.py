@@ -14,7 +14,7 @@ WINDOW = 8  # words between a verb and its object ("fix the GLM-5.2 PCP eval")
 
 _WORD_RE = re.compile(r"[a-z0-9][a-z0-9_.+/-]*")
 # Clause breaks: "Fix scheduler bug and add a test" is a product fix plus coverage.
-_CLAUSE_RE = re.compile(r"[,;:()&+|\[\]]|\s(?:and|with|plus|also|then|while)\s", re.I)
+CLAUSE_RE = re.compile(r"[,;:()&+|\[\]]|\s(?:and|with|plus|also|then|while)\s", re.I)
 # A time limit being added or set ("Add timeout for the nightly release", "set a 60 min
 # timeout on the e2e step", "add `timeout-minutes`") is the knob, not a run that timed
 # out: a preventive limit. Only the noun such a verb takes, past a few modifiers (no
@@ -67,6 +67,16 @@ _PHRASES = (
                 r"(?:\s+(?:jobs?|tests?|steps?|builds?|runs?|ci|pipelines?|workflows?))?"
                 r"|(?:retr(?:y|ies|ied|ying)|re-?run(?:s|ning)?)(?:\s+(?:a|an|all|any|the|only))?"
                 r"(?:\s+[\w.-]+)?)\s+fail(?:s|ed|ing|ures?)?\b"), r"\1 onfail"),
+    # Failures the new behaviour deals with ("Handle upload failures", "tolerate transient
+    # errors", "recover from job failures", "guard against download errors"): a class of
+    # failure, plural or bare, as the object of handling, like "retry failed jobs". Not a
+    # concrete breakage: "the upload failure", "failures caused by #123", "handle the crash"
+    # (a crash is a stability word, never rewritten), nor "Fix upload failures".
+    (re.compile(r"\b((?:handl|catch|tolerat|surviv)\w*|recover\w*\s+from|guard\w*\s+against|"
+                r"(?:be|make\s+[\w.-]+)\s+resilient\s+to)"
+                r"((?:\s+(?!(?:the|this|that|these|those|its|their)\b)[\w.-]+){0,3}?)\s+"
+                r"(?:fail(?:ures|s)|errors|exceptions)\b(?!\s+(?:caused|introduced|since|"
+                r"after|due|from|of\s+#))"), r"\1\2 onfail"),
     # "fixed seed", "fixed-size": an adjective, not the verb.
     (re.compile(r"\bfixed[- ](?=(?:random\s+)?(?:seeds?|sizes?|lengths?|shapes?|points?|"
                 r"widths?|values?|order|ports?)\b)"), "constant "),
@@ -171,7 +181,7 @@ def words(text: str) -> list[str]:
 
 
 def clauses(text: str) -> list[list[str]]:
-    return [found for part in _CLAUSE_RE.split(text) if (found := words(part))]
+    return [found for part in CLAUSE_RE.split(text) if (found := words(part))]
 
 
 def any_word(found: Sequence[str], *patterns: re.Pattern[str]) -> bool:
