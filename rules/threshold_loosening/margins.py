@@ -20,27 +20,12 @@ from collections.abc import Mapping
 
 from bot.core.snapshot import ChangedFile, Hunk
 from rules.analysis.knobs import Setting, normalize, number
-from rules.analysis.memo import memoized
-from rules.analysis.yamlscan import YamlLine, base_view, is_yaml, scan, view
+from rules.analysis.yamlscan import YamlLine, base_side, is_yaml, view
 from rules.threshold_loosening.messages import Loose
 
 _BASELINE_KEYS = frozenset({"baseline", "baseline_value", "baseline_score", "expected_value",
                             "reference_value"})
 _NEAR = 12  # lines either side where a sibling key of the same case is looked for
-
-
-@memoized
-def _base_view(changed: ChangedFile) -> dict[int, YamlLine]:
-    """The base side scanned: the whole base text, else each hunk's base lines."""
-    whole = base_view(changed)
-    if whole is not None:
-        return whole
-    out: dict[int, YamlLine] = {}
-    for hunk in changed.hunks:
-        visible = [(line.old_no, line.text) for line in hunk.lines if line.old_no is not None]
-        out.update((line.number, line) for line in scan(visible, full=False,
-                                                        section=hunk.section))
-    return out
 
 
 def _baseline(lines: Mapping[int, YamlLine], at: int) -> float | None:
@@ -81,7 +66,7 @@ def margin_change(changed: ChangedFile, old: Setting, new: Setting
     before, after = number(old.value), number(new.value)
     if before is None or after is None:
         return None
-    base = _baseline(_base_view(changed), old.line)
+    base = _baseline(base_side(changed), old.line)
     head = _baseline(view(changed).lines, new.line)
     if base is None and head is None:
         return None
@@ -115,7 +100,7 @@ def lowered_baselines(changed: ChangedFile, hunk: Hunk) -> list[Loose]:
     the knob rules."""
     if not is_yaml(changed.path):
         return []
-    base, head = _base_view(changed), view(changed).lines
+    base, head = base_side(changed), view(changed).lines
     olds: dict[tuple[str, ...], YamlLine] = {}
     for removed in hunk.removed:
         line = base.get(removed.old_no or 0)

@@ -23,7 +23,7 @@ from bot.core.snapshot import ChangedFile
 from rules.analysis.knobs.changes import Change
 from rules.analysis.knobs.namesake import named_by_entry
 from rules.analysis.memo import memoized
-from rules.analysis.yamlscan import YamlLine, base_view, is_yaml, scan, unquote, view
+from rules.analysis.yamlscan import YamlLine, base_side, is_yaml, unquote, view
 
 _DATASET_KEYS = frozenset({"dataset", "dataset_path", "dataset_name", "dataset_id",
                            "data_path", "data_file"})
@@ -31,20 +31,6 @@ _NEAR = 40  # lines either side where a key of the same case is looked for
 # The serving limits sized by the inputs (normalized names): context and batching.
 _SERVING_RE = re.compile(r"(?:^|-)(?:max-model-len|max-seq-len\w*|max-num-seqs|"
                          r"max-num-batched-tokens|context-len\w*|max-context\w*)$")
-
-
-@memoized
-def _base_lines(changed: ChangedFile) -> dict[int, YamlLine]:
-    """The base side scanned: the whole base text, else each hunk's base lines."""
-    whole = base_view(changed)
-    if whole is not None:
-        return whole
-    out: dict[int, YamlLine] = {}
-    for hunk in changed.hunks:
-        visible = [(line.old_no, line.text) for line in hunk.lines if line.old_no is not None]
-        out.update((line.number, line) for line in scan(visible, full=False,
-                                                        section=hunk.section))
-    return out
 
 
 def _dataset(lines: Mapping[int, YamlLine], at: int) -> str | None:
@@ -67,7 +53,7 @@ def workload_switched(changed: ChangedFile, change: Change) -> bool:
     old, new = change.old, change.new
     if old is None or new is None or not is_yaml(changed.path):
         return False
-    before = _dataset(_base_lines(changed), old.line)
+    before = _dataset(base_side(changed), old.line)
     after = _dataset(view(changed).lines, new.line)
     return before is not None and after is not None and before != after
 
@@ -77,7 +63,7 @@ def _switches_dataset(changed: ChangedFile) -> bool:
     """Whether a case of the file runs another dataset than before."""
     if not is_yaml(changed.path):
         return False
-    base, head = _base_lines(changed), view(changed).lines
+    base, head = base_side(changed), view(changed).lines
     before: dict[tuple[str, ...], str] = {}  # the removed datasets, by key path
     for removed in changed.removed_lines:
         old = base.get(removed.old_no or 0)

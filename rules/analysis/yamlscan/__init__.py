@@ -2,7 +2,14 @@
 with its key path, block scalars, and one scanned view per changed file."""
 
 from rules.analysis.yamlscan.scanner import scan
-from rules.analysis.yamlscan.views import YamlView, base_view, fresh_view, is_yaml, view
+from rules.analysis.yamlscan.views import (
+    YamlView,
+    base_side,
+    base_view,
+    fresh_view,
+    is_yaml,
+    view,
+)
 from rules.analysis.yamlscan.yaml_lines import (
     ITEM,
     BlockScalar,
@@ -14,6 +21,6 @@ from rules.analysis.yamlscan.yaml_lines import (
 )
 
 __all__ = [
-    "ITEM", "BlockScalar", "YamlLine", "YamlView", "base_view", "fresh_view", "indent_of",
-    "is_yaml", "scan", "split_key", "strip_comment", "unquote", "view",
+    "ITEM", "BlockScalar", "YamlLine", "YamlView", "base_side", "base_view", "fresh_view",
+    "indent_of", "is_yaml", "scan", "split_key", "strip_comment", "unquote", "view",
 ]

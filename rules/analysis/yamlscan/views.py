@@ -72,3 +72,18 @@ def fresh_view(changed: ChangedFile) -> YamlView:
         for line in scan(visible, full=False, section=hunk.section):
             result.lines[line.number] = line
     return result
+
+
+@memoized
+def base_side(changed: ChangedFile) -> dict[int, YamlLine]:
+    """The base side scanned, by base line number: the whole base text when known, else
+    each hunk's base lines (a patch-only snapshot). Shared like `view`: read-only."""
+    whole = base_view(changed)
+    if whole is not None:
+        return whole
+    out: dict[int, YamlLine] = {}
+    for hunk in changed.hunks:
+        visible = [(line.old_no, line.text) for line in hunk.lines if line.old_no is not None]
+        out.update((line.number, line) for line in scan(visible, full=False,
+                                                        section=hunk.section))
+    return out
