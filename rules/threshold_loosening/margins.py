@@ -25,6 +25,7 @@ from rules.threshold_loosening.messages import Loose
 
 _BASELINE_KEYS = frozenset({"baseline", "baseline_value", "baseline_score", "expected_value",
                             "reference_value"})
+_BASELINE_WORDS = ("baseline", "expected_value", "reference_value")  # in every key above
 _NEAR = 12  # lines either side where a sibling key of the same case is looked for
 
 
@@ -98,7 +99,9 @@ def lowered_baselines(changed: ChangedFile, hunk: Hunk) -> list[Loose]:
     lowered (old, new, head line). Paired by key path: a baseline of another case is
     none. A ratio beside a baseline (`threshold: 0.97`) is a performance case's, left to
     the knob rules."""
-    if not is_yaml(changed.path):
+    # Most hunks remove no baseline: a text test spares them the base side's scan.
+    if not is_yaml(changed.path) or not any(
+            word in removed.text.lower() for removed in hunk.removed for word in _BASELINE_WORDS):
         return []
     base, head = base_side(changed), view(changed).lines
     olds: dict[tuple[str, ...], YamlLine] = {}

@@ -51,7 +51,7 @@ def _dataset(lines: Mapping[int, YamlLine], at: int) -> str | None:
 def workload_switched(changed: ChangedFile, change: Change) -> bool:
     """Whether the case holding `change` runs another dataset than before."""
     old, new = change.old, change.new
-    if old is None or new is None or not is_yaml(changed.path):
+    if old is None or new is None or not _removes_data_key(changed):
         return False
     before = _dataset(base_side(changed), old.line)
     after = _dataset(view(changed).lines, new.line)
@@ -59,9 +59,18 @@ def workload_switched(changed: ChangedFile, change: Change) -> bool:
 
 
 @memoized
+def _removes_data_key(changed: ChangedFile) -> bool:
+    """Whether a removed line of a YAML file could name a dataset (every key above holds
+    "data"): where none does, no case's dataset changed, and the base side's scan is
+    spared."""
+    return is_yaml(changed.path) and any("data" in line.text.lower()
+                                         for line in changed.removed_lines)
+
+
+@memoized
 def _switches_dataset(changed: ChangedFile) -> bool:
     """Whether a case of the file runs another dataset than before."""
-    if not is_yaml(changed.path):
+    if not _removes_data_key(changed):
         return False
     base, head = base_side(changed), view(changed).lines
     before: dict[tuple[str, ...], str] = {}  # the removed datasets, by key path
