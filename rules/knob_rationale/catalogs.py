@@ -24,6 +24,7 @@ from rules.analysis.intent import ci_fix_phrase
 from rules.analysis.knobs import Change
 from rules.analysis.knobs.entries import owner
 from rules.analysis.knobs.values import same_value
+from rules.analysis.lines import indent_width
 
 _MODEL_KEYS = ("model_name", "display", "case_name", "case", "model", "served_model_name",
                "model_path")
@@ -51,16 +52,12 @@ def recipe_update(snapshot: PullRequestSnapshot) -> bool:
     return ci_fix_phrase(snapshot.title, snapshot.body[:_MAX_TEXT], snapshot.labels) is None
 
 
-def _indent(text: str) -> int:
-    return len(text) - len(text.lstrip())
-
-
 def _entry(lines: Sequence[str], index: int) -> tuple[int, int] | None:
     """First and last line index of the `{…}` object or `- ` list item holding line
     `index` (0-based), or None."""
     if not 0 <= index < len(lines):
         return None
-    own = _indent(lines[index])
+    own = indent_width(lines[index])
     depth = 0
     for j in range(index - 1, max(-1, index - _MAX_SPAN), -1):
         text = lines[j]
@@ -68,7 +65,7 @@ def _entry(lines: Sequence[str], index: int) -> tuple[int, int] | None:
         if depth < 0:
             return j, _close(lines, j)
         stripped = text.lstrip()
-        if stripped and _indent(text) < own and depth == 0 and "{" not in text:
+        if stripped and indent_width(text) < own and depth == 0 and "{" not in text:
             if stripped.startswith("- "):
                 return j, _item_end(lines, j)
             return None
@@ -85,9 +82,9 @@ def _close(lines: Sequence[str], start: int) -> int:
 
 
 def _item_end(lines: Sequence[str], start: int) -> int:
-    indent = _indent(lines[start])
+    indent = indent_width(lines[start])
     for j in range(start + 1, min(len(lines), start + _MAX_SPAN)):
-        if lines[j].strip() and _indent(lines[j]) <= indent:
+        if lines[j].strip() and indent_width(lines[j]) <= indent:
             return j - 1
     return min(len(lines), start + _MAX_SPAN) - 1
 

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 
 from bot.core.snapshot import ChangedFile, DiffLine, LineKind
 from rules.analysis.knobs import Change, Setting, last_line, readded
-from rules.analysis.lines import known_lines, openers
+from rules.analysis.lines import indent_width, known_lines, openers
 from rules.analysis.memo import memoized
 
 _SHELL_SUFFIXES = (".sh", ".bash")
@@ -99,7 +99,7 @@ def _in_new_block(changed: ChangedFile, number: int) -> bool:
             head.get(last + 1) is None and not last_line(changed, last)):
         return False  # the block may go on past what the patch shows
     added = added_numbers(changed)
-    if _indent(head[first]) or any(n not in added for n in range(first, last + 1)):
+    if indent_width(head[first]) or any(n not in added for n in range(first, last + 1)):
         return False
     return not _persistent(head, number) and inserted(changed, first, last)
 
@@ -203,15 +203,15 @@ def _same_call_sibling(head: Mapping[int, str], number: int, text: str) -> bool:
     """Another element built by the same call at the same indentation, above or below,
     or the `),` that ends the element above."""
     callee = text.strip().split("(", 1)[0] + "("
-    indent = _indent(text)
+    indent = indent_width(text)
     for step in (-1, 1):
         n = number + step
         while n in head and abs(n - number) < _MAX_WALK:
             line = head[n]
             n += step
-            if line.strip() and _indent(line) < indent:
+            if line.strip() and indent_width(line) < indent:
                 break
-            if _indent(line) == indent and (line.strip().startswith(callee)
+            if indent_width(line) == indent and (line.strip().startswith(callee)
                                             or (step < 0 and line.strip() == "),")):
                 return True  # the same call, or the end of the element above (`),`)
     return False
@@ -231,7 +231,7 @@ def _removed_elements(changed: ChangedFile) -> frozenset[str]:
 
 def _has_keyed_sibling(head: Mapping[int, str], number: int) -> bool:
     """Another quoted key at the same indentation next to this one: a map of entries."""
-    indent = _indent(head[number])
+    indent = indent_width(head[number])
     for step in (-1, 1):
         n = number + step
         while n in head and abs(n - number) < _MAX_WALK:
@@ -239,16 +239,12 @@ def _has_keyed_sibling(head: Mapping[int, str], number: int) -> bool:
             n += step
             if not text.strip():
                 continue
-            width = _indent(text)
+            width = indent_width(text)
             if width < indent:
                 break
             if width == indent and _entry_key(text) is not None:
                 return True
     return False
-
-
-def _indent(text: str) -> int:
-    return len(text) - len(text.lstrip())
 
 
 def split_across_functions(changed: ChangedFile, changes: Sequence[Change]) -> list[Change]:

@@ -19,7 +19,7 @@ from collections.abc import Iterator, Mapping
 
 from bot.core.snapshot import ChangedFile, Hunk, LineKind
 from rules.analysis.knobs import Categories, normalize
-from rules.analysis.lines import removed_runs
+from rules.analysis.lines import indent_width, removed_runs
 from rules.analysis.yamlscan import is_yaml
 
 # `key: *name`, `<<: *name`, `- *name`: an alias as a whole value (not a glob in a string).
@@ -33,24 +33,20 @@ _GATE_KINDS = frozenset({"gate", "ceiling", "tolerance"})
 _CATEGORIES = Categories()  # the defaults: removed_entries reads no configuration
 
 
-def _indent(text: str) -> int:
-    return len(text) - len(text.lstrip())
-
-
 def _gated(base: Mapping[int, str], name: str) -> bool:
     """Whether the base's anchor `&name` opens a node that holds a gate or tolerance key."""
     anchor = re.compile(rf"&{re.escape(name)}\s*(?:#.*)?$")
     start = next((n for n, text in base.items() if anchor.search(text)), None)
     if start is None:
         return False
-    own = _indent(base[start])
+    own = indent_width(base[start])
     for n in range(start + 1, start + _ANCHOR_NODE):
         text = base.get(n)
         if text is None:
             return False
         if not text.strip() or text.lstrip().startswith("#"):
             continue
-        if _indent(text) <= own:
+        if indent_width(text) <= own:
             return False
         key = _KEY_RE.match(text)
         if key and _CATEGORIES.kind(normalize(key.group("key"))) in _GATE_KINDS:
@@ -64,7 +60,7 @@ def _case(base: Mapping[int, str], old_no: int, indent: int) -> str | None:
         text = base.get(n)
         if text is None:
             return None
-        if text.strip() and _indent(text) < indent:
+        if text.strip() and indent_width(text) < indent:
             match = _CASE_RE.match(text)
             if match:
                 return match.group(1).strip()
@@ -93,13 +89,13 @@ def gate_aliases(changed: ChangedFile, hunk: Hunk) -> Iterator[tuple[str, str, i
             match = _ALIAS_RE.match(line.text)
             if match is None or line.old_no is None or above is None:
                 continue
-            own = _indent(line.text)
-            if any(r.text.lstrip().startswith("- ") and _indent(r.text) < own for r in run):
+            own = indent_width(line.text)
+            if any(r.text.lstrip().startswith("- ") and indent_width(r.text) < own for r in run):
                 continue  # the whole case goes: the list-item reading names it
             name, key = match.group("name"), match.group("key") or ""
             if key in ("", "<<"):  # merged into the key above: `benchmarks:` / `<<: *x`
                 key = next((m.group("key") for r in reversed(run[:j])
-                            if (m := _KEY_RE.match(r.text)) and _indent(r.text) < own), key)
+                            if (m := _KEY_RE.match(r.text)) and indent_width(r.text) < own), key)
             uses = rf"\*{re.escape(name)}\b"
             if len(re.findall(uses, head)) >= len(re.findall(uses, "\n".join(base.values()))):
                 continue  # still referred to as often: moved within the file

@@ -14,12 +14,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from bot.core.snapshot import ChangedFile, Hunk, LineKind
+from rules.analysis.lines import indent_width
 
 _MAX_WALK = 400  # base lines walked up to find an item's list
-
-
-def _indent(text: str) -> int:
-    return len(text) - len(text.lstrip())
 
 
 def _content(text: str) -> bool:
@@ -53,7 +50,7 @@ def _replacing_indents(hunk: Hunk, end: int) -> set[int]:
         if line.kind is not LineKind.ADDED:
             break
         if _item(line.text):
-            indents.add(_indent(line.text))
+            indents.add(indent_width(line.text))
     return indents
 
 
@@ -69,12 +66,12 @@ def whole_items(changed: ChangedFile, hunk: Hunk, start: int,
     after = _kept_after(changed, hunk, end)
     spans: list[tuple[int, int]] = []
     for j in heads:
-        own = _indent(lines[j].text)
+        own = indent_width(lines[j].text)
         if spans and spans[-1][1] > j:
             continue  # nested in an item already taken whole
         k = next((m for m in range(j + 1, end) if lines[m].text.strip()
-                  and _indent(lines[m].text) <= own), end)
-        if k == end and after is not None and _indent(after) > own:
+                  and indent_width(lines[m].text) <= own), end)
+        if k == end and after is not None and indent_width(after) > own:
             continue  # a header: what was under it is kept (merged into another item)
         if own in replaced:
             continue  # replaced in place by the added item
@@ -85,7 +82,7 @@ def whole_items(changed: ChangedFile, hunk: Hunk, start: int,
 def enclosing(changed: ChangedFile, hunk: Hunk, index: int) -> str | None:
     """The key of the list holding the item at hunk.lines[index] (`steps`), from the
     base side of the hunk or, above it, the base text."""
-    own = _indent(hunk.lines[index].text)
+    own = indent_width(hunk.lines[index].text)
     above: Sequence[str] = [ln.text for ln in hunk.lines[:index]
                             if ln.kind is not LineKind.ADDED]
     first = hunk.lines[0].old_no
@@ -96,7 +93,7 @@ def enclosing(changed: ChangedFile, hunk: Hunk, index: int) -> str | None:
         stripped = text.strip()
         if not stripped or stripped.startswith("#"):
             continue
-        indent = _indent(text)
+        indent = indent_width(text)
         if indent < own or (indent == own and not _item(text)):
             key = stripped.removeprefix("- ").split(":", 1)[0].strip("\"' ")
             return key if stripped.endswith(":") and key else None

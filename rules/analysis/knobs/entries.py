@@ -15,6 +15,7 @@ from operator import attrgetter
 
 from bot.core.snapshot import ChangedFile, LineKind
 from rules.analysis.knobs.churn import readded
+from rules.analysis.lines import indent_width
 from rules.analysis.memo import memoized
 
 _DEF_RE = re.compile(r"^\s*(?:async\s+)?(?:def|class)\s+(\w+)")
@@ -37,10 +38,6 @@ class _Side:
     numbers: tuple[int, ...]
     texts: dict[int, str]
     changed: frozenset[int]
-
-
-def _indent(text: str) -> int:
-    return len(text) - len(text.lstrip())
 
 
 def _skip(text: str) -> bool:
@@ -67,7 +64,7 @@ def _ancestors(side: _Side, number: int) -> list[int]:
     start = side.texts.get(number)
     if start is None:
         return []
-    threshold = _indent(start)
+    threshold = indent_width(start)
     out: list[int] = []
     k = bisect_left(side.numbers, number) - 1
     stop = max(-1, k - _MAX_WALK)
@@ -77,7 +74,7 @@ def _ancestors(side: _Side, number: int) -> list[int]:
         k -= 1
         if _skip(text):
             continue
-        indent = _indent(text)
+        indent = indent_width(text)
         if indent < threshold:
             out.append(n)
             threshold = indent
@@ -140,7 +137,7 @@ def in_new_entry(changed: ChangedFile, number: int) -> bool:
         return opener is not None and opener in side.changed
     for n in (number, *_ancestors(side, number)):
         line = side.texts[n]
-        top = _indent(line) == 0
+        top = indent_width(line) == 0
         if n == number and not (_ITEM_RE.match(line) or _ELEMENT_RE.match(line)):
             continue  # the setting's own line opens nothing (unless it is a list item)
         if n != number and _KEYED_OPENER_RE.match(line) and _among_entries(side, n):
@@ -171,7 +168,7 @@ def _only_child_block(changed: ChangedFile, side: _Side, number: int) -> bool:
     if not parents or parents[0] in side.changed:
         return False
     parent = parents[0]
-    indent = _indent(side.texts[parent])
+    indent = indent_width(side.texts[parent])
     end = parent
     for n in range(parent + 1, parent + _MAX_WALK):
         text = side.texts.get(n)
@@ -182,7 +179,7 @@ def _only_child_block(changed: ChangedFile, side: _Side, number: int) -> bool:
             break
         if _skip(text):
             continue
-        if _indent(text) <= indent:
+        if indent_width(text) <= indent:
             break
         if n not in side.changed:
             return False
@@ -220,7 +217,7 @@ def last_line(changed: ChangedFile, number: int) -> bool:
 def _among_entries(side: _Side, number: int) -> bool:
     """Whether a keyed mapping has a sibling that is a keyed mapping too: then the keys
     name entries (configs, models), not the sections of one entry."""
-    indent = _indent(side.texts[number])
+    indent = indent_width(side.texts[number])
     k = bisect_left(side.numbers, number)
     for step in (-1, 1):
         j = k + step
@@ -229,7 +226,7 @@ def _among_entries(side: _Side, number: int) -> bool:
             j += step
             if _skip(text):
                 continue
-            width = _indent(text)
+            width = indent_width(text)
             if width < indent:
                 break
             if width == indent and (_KEYED_OPENER_RE.match(text)

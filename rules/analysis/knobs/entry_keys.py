@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from rules.analysis.lines import SideLine
+from rules.analysis.lines import SideLine, indent_width
 
 # The keys naming the model an entry serves (a catalog's). A step's or case's `name` is
 # not one: workflow steps are renamed while restructured and keep their limits.
@@ -35,17 +35,13 @@ _MAX_WALK = 400
 Entry = tuple[str, str]  # (the key of the mapping holding it, its identity), "" unknown
 
 
-def _indent(text: str) -> int:
-    return len(text) - len(text.lstrip())
-
-
 def _item(text: str) -> bool:
     return text.lstrip().startswith("- ")
 
 
 def _column(text: str) -> int:
     """Where a line's key starts: after the dash of a list item."""
-    return _indent(text) + (2 if _item(text) else 0)
+    return indent_width(text) + (2 if _item(text) else 0)
 
 
 def _skip(text: str) -> bool:
@@ -77,9 +73,9 @@ def entry_of(side: Sequence[SideLine], pos: int) -> Entry:
         text = side[j][1]
         if _skip(text):
             continue
-        indent = _indent(text)
+        indent = indent_width(text)
         if started:
-            if indent < _indent(own):
+            if indent < indent_width(own):
                 parent = _opener(text)
                 break
             continue
@@ -99,7 +95,7 @@ def entry_of(side: Sequence[SideLine], pos: int) -> Entry:
         text = side[j][1]
         if _skip(text):
             continue
-        indent = _indent(text)
+        indent = indent_width(text)
         if indent > column:
             continue
         if indent < column or _item(text):
